@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/* CPU sampler: a perf_event program (cpu-clock, one event per CPU) that unwinds the user
+ * stack of tracked processes with the shared unwind core and sends each sample through a
+ * ring buffer. Userspace keeps one sb_proc_info per tracked tgid in proc_info. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "unwind/unwind_types.h"
+#include "unwind/bpf_env.bpf.h"
+#include "unwind/unwind_core.h"
+#include "sampler.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by userspace before load. */
+const volatile __u32 self_tgid = 0;
+const volatile __u8 track_all = 0; /* --all: report unknown processes to userspace */
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, SB_MAX_PROCESSES);
+  __type(key, __u32);
+  __type(value, struct sb_proc_info);
+} proc_info SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 16 << 20);
+} samples SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 64 << 10);
+} new_processes SEC(".maps");
+
+/* Unknown tgids already reported, so each is reported once. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, __u8);
+} reported SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_sample);
+} scratch SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_counters);
+} counters SEC(".maps");
+
+static __always_inline void report_unknown(__u32 tgid) {
+  __u8 one = 1;
+  if (bpf_map_lookup_elem(&reported, &tgid)) return;
+  bpf_map_update_elem(&reported, &tgid, &one, BPF_ANY);
+  struct sb_new_process *ev = bpf_ringbuf_reserve(&new_processes, sizeof(*ev), 0);
+  if (!ev) return;
+  ev->pid = tgid;
+  bpf_ringbuf_submit(ev, 0);
+}
+
+SEC("perf_event")
+int sample_cpu(struct bpf_perf_event_data *ctx) {
+  __u32 zero = 0;
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32;
+  if (tgid == 0 || tgid == self_tgid) return 0;
+
+  struct sb_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+  if (!cnt) return 0;
+  struct task_struct *task = bpf_get_current_task_btf();
+  const struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
+  if (!pi) {
+    if (track_all && task->mm) report_unknown(tgid);
+    cnt->unknown_pid++;
+    return 0;
+  }
+
+  struct sb_sample *s = bpf_map_lookup_elem(&scratch, &zero);
+  if (!s) return 0;
+  s->pid = tgid;
+  s->tid = (__u32)id;
+  s->time_ns = bpf_ktime_get_ns();
+  s->goid = 0;
+  s->nframes = 0;
+  s->stop_reason = SB_STOP_NONE;
+  s->flags = 0;
+  s->crossed = 0;
+  s->exact[0] = 0;
+  s->exact[1] = 0;
+  bpf_get_current_comm(s->comm, sizeof(s->comm));
+
+  /* The user registers, also when the sample interrupted the kernel (syscall, fault). */
+  struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+  if (!regs) return 0;
+  __u64 pc = BPF_CORE_READ(regs, ip);
+  __u64 sp = BPF_CORE_READ(regs, sp);
+  __u64 fp = BPF_CORE_READ(regs, bp);
+  __u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+
+  sb_unwind(pi, s, cnt, 0, pc, sp, fp, fsbase);
+
+  __u32 n = s->nframes;
+  if (n > SB_MAX_FRAMES) n = SB_MAX_FRAMES;
+  __u64 size = offsetof(struct sb_sample, frames) + (__u64)n * sizeof(__u64);
+  if (size > sizeof(*s)) size = sizeof(*s);
+  if (bpf_ringbuf_output(&samples, s, size, 0) != 0) cnt->lost++;
+  return 0;
+}

@@ -1,0 +1,98 @@
+// Host environment of the unwind core. The C core calls sb_read / sb_delta_entry with the
+// env pointer it was given; here that is a HostEnv.
+#include "host_unwind.h"
+
+#include <cstring>
+
+namespace sb::unwind {
+namespace {
+
+struct HostEnv {
+  const HostUnwindInput* in;
+  std::set<uint64_t>* faults_hit;
+};
+
+int HostRead(void* env, void* dst, sb_u32 size, sb_u64 addr) {
+  auto* e = static_cast<HostEnv*>(env);
+  if (!e->in->fault_addresses.empty()) {
+    auto it = e->in->fault_addresses.lower_bound(addr);
+    if (it != e->in->fault_addresses.end() && *it < addr + size) {
+      e->faults_hit->insert(*it);
+      std::memset(dst, 0, size);
+      return -1;
+    }
+  }
+  if (e->in->memory == nullptr || !e->in->memory->Read(addr, dst, size)) {
+    std::memset(dst, 0, size);
+    return -1;
+  }
+  return 0;
+}
+
+int HostDelta(void* env, sb_u32 index, sb_sp_delta* out) {
+  auto* e = static_cast<HostEnv*>(env);
+  const auto* d = e->in->deltas;
+  if (d == nullptr || index >= d->size()) return -1;
+  *out = (*d)[index];
+  return 0;
+}
+
+}  // namespace
+}  // namespace sb::unwind
+
+// The core, instantiated for the host.
+#define SB_INLINE static inline
+static inline int sb_read(void* env, void* dst, sb_u32 size, sb_u64 addr) {
+  return sb::unwind::HostRead(env, dst, size, addr);
+}
+static inline int sb_delta_entry(void* env, sb_u32 index, struct sb_sp_delta* out) {
+  return sb::unwind::HostDelta(env, index, out);
+}
+#define SB_LOOP(n, callback, ctx)                          \
+  do {                                                     \
+    for (sb_u32 sb_i = 0; sb_i < (n); sb_i++)              \
+      if ((callback)(sb_i, (ctx)) != 0) break;             \
+  } while (0)
+#include "unwind_core.h"
+
+namespace sb::unwind {
+
+HostUnwindResult UnwindOnHost(const HostUnwindInput& in, const Registers& regs,
+                              sb_counters* counters) {
+  HostUnwindResult r;
+  HostEnv env{&in, &r.faults_hit};
+  sb_counters scratch{};
+  sb_unwind(in.info, &r.sample, counters ? counters : &scratch, &env, regs.pc, regs.sp, regs.fp,
+            regs.tls_base);
+  return r;
+}
+
+const char* StopReasonName(int reason) {
+  switch (reason) {
+    case SB_STOP_NONE: return "none";
+    case SB_STOP_ROOT: return "root";
+    case SB_STOP_BAD_FP: return "bad_fp";
+    case SB_STOP_READ_FAULT: return "read_fault";
+    case SB_STOP_END_OF_CHAIN: return "end_of_chain";
+    case SB_STOP_MAX_FRAMES: return "max_frames";
+    case SB_STOP_NO_OFFSETS: return "no_offsets";
+    case SB_STOP_STALE_GOROUTINE: return "stale_goroutine";
+    case SB_STOP_COPYSTACK: return "copystack";
+    case SB_STOP_BAD_G: return "bad_g";
+    case SB_STOP_NOT_GO: return "not_go";
+  }
+  return "unknown";
+}
+
+const char* CrossingName(int crossing) {
+  switch (crossing) {
+    case SB_CROSS_LEAF: return "leaf";
+    case SB_CROSS_SYSTEMSTACK: return "systemstack";
+    case SB_CROSS_MCALL: return "mcall";
+    case SB_CROSS_MORESTACK: return "morestack";
+    case SB_CROSS_VDSO: return "vdso";
+  }
+  return "unknown";
+}
+
+}  // namespace sb::unwind

@@ -1,0 +1,49 @@
+// The unwind core (unwind_core.h) compiled for the host, for coredump replay and unit tests.
+// It runs exactly the code the BPF sampler runs; only memory reads and the pcsp array differ.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "unwind_types.h"
+
+namespace sb::unwind {
+
+// Read-only view of a process's memory (a core file, a synthetic image in tests).
+class MemoryView {
+ public:
+  virtual ~MemoryView() = default;
+  // Copies n bytes at addr into dst; false if any byte is unavailable.
+  virtual bool Read(uint64_t addr, void* dst, size_t n) const = 0;
+};
+
+struct Registers {
+  uint64_t pc = 0;
+  uint64_t sp = 0;
+  uint64_t fp = 0;
+  uint64_t lr = 0;        // arm64
+  uint64_t tls_base = 0;  // amd64 fs_base; arm64 TPIDR_EL0
+};
+
+struct HostUnwindInput {
+  const sb_proc_info* info = nullptr;
+  const std::vector<sb_sp_delta>* deltas = nullptr;  // info->delta_first indexes into this
+  const MemoryView* memory = nullptr;
+  // Reads touching any of these addresses fail, as if unmapped (fault injection).
+  std::set<uint64_t> fault_addresses;
+};
+
+struct HostUnwindResult {
+  sb_sample sample{};
+  std::set<uint64_t> faults_hit;  // the injected fault addresses that a read touched
+};
+
+HostUnwindResult UnwindOnHost(const HostUnwindInput& in, const Registers& regs,
+                              sb_counters* counters);
+
+const char* StopReasonName(int reason);   // "root", "bad_fp", ...
+const char* CrossingName(int crossing);   // "leaf", "systemstack", ...
+
+}  // namespace sb::unwind

@@ -1,0 +1,372 @@
+/* The unwind core: one source of truth for the BPF sampler and for coredump replay.
+ *
+ * The includer defines, before including this header:
+ *   SB_INLINE                         static inline (always_inline in BPF)
+ *   int sb_read(void *env, void *dst, sb_u32 size, sb_u64 addr)   0 on success
+ *   int sb_delta_entry(void *env, sb_u32 index, struct sb_sp_delta *out)   0 on success
+ *   SB_LOOP(n, callback, ctx)         bpf_loop in BPF, a plain loop on the host
+ * and then calls sb_unwind() with the registers of the sampled thread.
+ *
+ * The walk is a bounded loop over frames. Each iteration emits the current pc, stops at a
+ * root (TOPFRAME function), crosses a Go stack switch when the pc is in a switch function,
+ * and otherwise steps to the caller: by the pcsp table for a frame whose frame pointer may
+ * not be set up yet (the leaf, or the first frame after a switch), by the frame pointer
+ * chain otherwise. Every stop has a named reason. */
+#ifndef SWITCHBACK_UNWIND_CORE_H
+#define SWITCHBACK_UNWIND_CORE_H
+
+#include "unwind_types.h"
+
+/* Go's _Gcopystack: the goroutine's stack is being copied, its saved sp/bp are stale. */
+#define SB_GO_STATUS_COPYSTACK 8
+/* Binary search steps over the sp_deltas array: enough for 4M entries. */
+#define SB_DELTA_SEARCH_STEPS 22
+
+struct sb_unwind_state {
+  sb_u64 pc;
+  sb_u64 sp;
+  sb_u64 fp;
+  sb_u64 prev_fp;        /* last frame pointer followed on this stack; 0 after a switch */
+  sb_u64 g;              /* g read from TLS, validated */
+  sb_u64 m;
+  sb_u64 g0;
+  sb_u64 curg;
+  sb_u8 exact_sp;        /* sp is exact for the current frame: the pcsp rule applies */
+  sb_u8 frame_exact;     /* the current pc is exact (not a return address) */
+  sb_u8 on_g0;           /* walking the g0 stack of the sampled thread */
+  sb_u8 switch_pending;  /* the next frame-pointer step leaves this stack */
+  const struct sb_proc_info *pi;
+  struct sb_sample *out;
+  struct sb_counters *cnt;
+  void *env;
+};
+
+SB_INLINE int sb_read_u64(struct sb_unwind_state *st, sb_u64 addr, sb_u64 *v) {
+  *v = 0;
+  if (addr == 0) return -1;
+  return sb_read(st->env, v, sizeof(*v), addr);
+}
+
+SB_INLINE long sb_stop(struct sb_unwind_state *st, int reason) {
+  st->out->stop_reason = (sb_u8)reason;
+  return 1; /* ends the loop */
+}
+
+SB_INLINE void sb_count(struct sb_unwind_state *st, int crossing, int kind) {
+  if (crossing >= 0 && crossing < SB_CROSS_MAX && kind >= 0 && kind < 3)
+    st->cnt->crossing[crossing][kind]++;
+}
+
+SB_INLINE long sb_cross_stopped(struct sb_unwind_state *st, int crossing, int reason) {
+  sb_count(st, crossing, SB_CNT_STOPPED);
+  return sb_stop(st, reason);
+}
+
+SB_INLINE void sb_crossed(struct sb_unwind_state *st, int crossing) {
+  sb_count(st, crossing, SB_CNT_CROSSED);
+  st->out->crossed |= (sb_u16)(1u << crossing);
+}
+
+/* The kind of function a pc belongs to. Return addresses are looked up at pc-1, so that a
+ * call that ends a function is attributed to that function. */
+SB_INLINE int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
+  for (int i = 0; i < SB_MAX_RANGES; i++) {
+    if ((sb_u32)i >= pi->nranges) break;
+    if (pc >= pi->ranges[i].start && pc < pi->ranges[i].end) return (int)pi->ranges[i].kind;
+  }
+  return SB_FN_NONE;
+}
+
+SB_INLINE int sb_in_go_text(const struct sb_proc_info *pi, sb_u64 pc) {
+  return pc >= pi->text_start && pc < pi->text_end;
+}
+
+/* pcsp value at pc, by binary search over this binary's runs. 0 found, -1 not found. */
+SB_INLINE int sb_lookup_sp_delta(struct sb_unwind_state *st, sb_u64 pc, sb_s32 *delta) {
+  const struct sb_proc_info *pi = st->pi;
+  if (pi->delta_count == 0 || !sb_in_go_text(pi, pc)) return -1;
+  sb_u32 off = (sb_u32)(pc - pi->text_start);
+  sb_u32 lo = 0, hi = pi->delta_count; /* find the last run with pc_off <= off */
+  struct sb_sp_delta e;
+  for (int i = 0; i < SB_DELTA_SEARCH_STEPS; i++) {
+    if (hi - lo <= 1) break;
+    sb_u32 mid = lo + (hi - lo) / 2;
+    if (sb_delta_entry(st->env, pi->delta_first + mid, &e) != 0) return -1;
+    if (e.pc_off <= off) lo = mid; else hi = mid;
+  }
+  if (sb_delta_entry(st->env, pi->delta_first + lo, &e) != 0) return -1;
+  if (e.pc_off > off || e.delta < 0) return -1;
+  *delta = e.delta;
+  return 0;
+}
+
+SB_INLINE void sb_emit(struct sb_unwind_state *st, sb_u64 pc, int exact) {
+  struct sb_sample *out = st->out;
+  sb_u32 n = out->nframes;
+  if (n >= SB_MAX_FRAMES) return;
+  out->frames[n & (SB_MAX_FRAMES - 1)] = pc;
+  if (exact) out->exact[(n >> 6) & 1] |= 1ull << (n & 63);
+  out->nframes = n + 1;
+}
+
+/* Moves the walk onto a goroutine stack whose saved state says: the next frame to emit is
+ * `pc`, its frame pointer is `fp`. */
+SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb_u64 fp) {
+  st->pc = pc;
+  st->sp = sp;
+  st->fp = fp;
+  st->prev_fp = 0; /* a different stack: addresses are not comparable with the last one */
+  st->exact_sp = 0;
+  st->frame_exact = 0;
+  st->on_g0 = 0;
+}
+
+/* Reads a goroutine's saved scheduling state and checks it can be trusted. */
+SB_INLINE int sb_read_sched(struct sb_unwind_state *st, sb_u64 gp, sb_u64 *sp, sb_u64 *pc,
+                            sb_u64 *bp) {
+  const struct sb_go_offsets *o = &st->pi->off;
+  sb_u64 base = gp + o->g_sched;
+  if (sb_read_u64(st, base + o->gobuf_sp, sp) || sb_read_u64(st, base + o->gobuf_pc, pc) ||
+      sb_read_u64(st, base + o->gobuf_bp, bp))
+    return -1;
+  return 0;
+}
+
+SB_INLINE int sb_sp_in_stack(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp) {
+  const struct sb_go_offsets *o = &st->pi->off;
+  sb_u64 lo = 0, hi = 0;
+  if (sb_read_u64(st, gp + o->g_stack_lo, &lo) || sb_read_u64(st, gp + o->g_stack_hi, &hi))
+    return 0;
+  return sp >= lo && sp < hi;
+}
+
+/* The user goroutine under a g0 stack: m.curg, when it still belongs to this m. */
+SB_INLINE sb_u64 sb_live_curg(struct sb_unwind_state *st) {
+  sb_u64 curg_m = 0;
+  if (st->curg == 0) return 0;
+  if (sb_read_u64(st, st->curg + st->pi->off.g_m, &curg_m) || curg_m != st->m) return 0;
+  return st->curg;
+}
+
+/* runtime.systemstack on g0. amd64 before Go 1.21: systemstack has no frame, so the chain
+ * from the g0 side skips its caller F; F's return address is at curg.sched.sp (saved by
+ * gosave_systemstack_switch) and F's frame pointer is curg.sched.bp. Later versions link
+ * the frame pointer chain across by themselves: only the stack change is recorded. */
+SB_INLINE long sb_cross_systemstack(struct sb_unwind_state *st) {
+  sb_count(st, SB_CROSS_SYSTEMSTACK, SB_CNT_ATTEMPTS);
+  sb_u64 gp = sb_live_curg(st);
+  if (gp == 0) return sb_cross_stopped(st, SB_CROSS_SYSTEMSTACK, SB_STOP_STALE_GOROUTINE);
+  if (!(st->pi->flags & SB_PI_SYSTEMSTACK_SCHED)) {
+    /* The frame pointer chain continues into the goroutine stack by itself: systemstack's
+     * frame record on g0 links to its caller's frame on the goroutine stack. */
+    st->on_g0 = 0;
+    st->switch_pending = 1;
+    sb_crossed(st, SB_CROSS_SYSTEMSTACK);
+    return -1; /* caller continues with an ordinary frame-pointer step */
+  }
+  sb_u64 sp = 0, pc = 0, bp = 0;
+  if (sb_read_sched(st, gp, &sp, &pc, &bp))
+    return sb_cross_stopped(st, SB_CROSS_SYSTEMSTACK, SB_STOP_READ_FAULT);
+  if (sp == 0 || !sb_sp_in_stack(st, gp, sp))
+    return sb_cross_stopped(st, SB_CROSS_SYSTEMSTACK, SB_STOP_STALE_GOROUTINE);
+  sb_u64 caller = 0;
+  if (sb_read_u64(st, sp, &caller))
+    return sb_cross_stopped(st, SB_CROSS_SYSTEMSTACK, SB_STOP_READ_FAULT);
+  sb_switch_to(st, caller, sp + 8, bp);
+  sb_crossed(st, SB_CROSS_SYSTEMSTACK);
+  return 0;
+}
+
+/* runtime.mcall on g0: the goroutine that called mcall saved its caller's pc/sp/bp in
+ * g.sched. It is m.curg until the callee runs dropg(); after that, amd64's mcall pushed the
+ * old g on the g0 stack (PUSHQ AX) at g0.sched.sp - 8. A candidate from that slot is used
+ * only if it is still parked (g.m == 0) with a saved sp inside its own stack. */
+SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
+  sb_count(st, SB_CROSS_MCALL, SB_CNT_ATTEMPTS);
+  const struct sb_go_offsets *o = &st->pi->off;
+  sb_u64 gp = sb_live_curg(st);
+  if (gp == 0 && st->pi->arch == SB_ARCH_AMD64) {
+    sb_u64 g0_sp = 0, cand = 0, cand_m = 1;
+    if (sb_read_u64(st, st->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
+        sb_read_u64(st, g0_sp - 8, &cand) ||
+        sb_read_u64(st, cand + o->g_m, &cand_m))
+      return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
+    if (cand_m != 0) /* running again on some M: its saved state is not this stack's */
+      return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
+    gp = cand;
+  }
+  if (gp == 0) return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
+  sb_u64 sp = 0, pc = 0, bp = 0;
+  if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0 || !sb_sp_in_stack(st, gp, sp))
+    return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
+  sb_switch_to(st, pc, sp, bp);
+  sb_crossed(st, SB_CROSS_MCALL);
+  return 0;
+}
+
+/* runtime.morestack on g0 (newstack and what it calls): the goroutine was stopped in f's
+ * prologue. curg.sched.pc is in f, *(curg.sched.sp) is f's return address, and
+ * curg.sched.bp is f's caller's frame pointer (f had not pushed one yet). While the stack
+ * is being copied those values point at the old stack: stop. */
+SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
+  sb_count(st, SB_CROSS_MORESTACK, SB_CNT_ATTEMPTS);
+  const struct sb_go_offsets *o = &st->pi->off;
+  sb_u64 gp = sb_live_curg(st);
+  if (gp == 0) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  sb_u32 status = 0;
+  if (sb_read(st->env, &status, sizeof(status), gp + o->g_atomicstatus))
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
+  if (status == SB_GO_STATUS_COPYSTACK)
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_COPYSTACK);
+  sb_u64 sp = 0, pc = 0, bp = 0;
+  if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0 || !sb_sp_in_stack(st, gp, sp))
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  sb_u64 ret = 0;
+  if (sb_read_u64(st, sp, &ret))
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
+  sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
+  sb_switch_to(st, ret, sp + 8, bp);
+  sb_crossed(st, SB_CROSS_MORESTACK);
+  return 0;
+}
+
+/* vDSO code, called by nanotime1 / time.now / walltime after they recorded in m.vdsoPC the
+ * return address into their caller and in m.vdsoSP that caller's SP (often while running on
+ * the g0 stack). The calling function's saved frame pointer sits at vdsoSP - 16 (amd64). */
+SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
+  const struct sb_go_offsets *o = &st->pi->off;
+  if (st->m == 0 || st->pi->arch != SB_ARCH_AMD64) return -1;
+  sb_count(st, SB_CROSS_VDSO, SB_CNT_ATTEMPTS);
+  sb_u64 vsp = 0, vpc = 0, caller_fp = 0;
+  if (sb_read_u64(st, st->m + o->m_vdsosp, &vsp) || sb_read_u64(st, st->m + o->m_vdsopc, &vpc) ||
+      vsp == 0 || vpc == 0)
+    return sb_cross_stopped(st, SB_CROSS_VDSO, SB_STOP_STALE_GOROUTINE);
+  if (sb_read_u64(st, vsp - 16, &caller_fp))
+    return sb_cross_stopped(st, SB_CROSS_VDSO, SB_STOP_READ_FAULT);
+  int was_g0 = st->on_g0;
+  sb_switch_to(st, vpc, vsp, caller_fp);
+  st->on_g0 = (sb_u8)was_g0; /* vdsoSP is on whichever stack the caller ran on */
+  sb_crossed(st, SB_CROSS_VDSO);
+  return 0;
+}
+
+/* One step to the caller of the current frame. */
+SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
+  const struct sb_proc_info *pi = st->pi;
+  sb_s32 delta = 0;
+  if (st->exact_sp && pi->arch == SB_ARCH_AMD64 &&
+      sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
+    /* amd64 Go frame: the return address sits at SP + delta. If the function already set
+     * up its frame pointer, BP points just below the return address slot. */
+    sb_u64 slot = st->sp + (sb_u64)delta;
+    sb_u64 ret = 0, caller_fp = st->fp;
+    if (sb_read_u64(st, slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
+    int frame_set_up = st->fp == slot - 8;
+    if (frame_set_up && sb_read_u64(st, st->fp, &caller_fp)) return sb_stop(st, SB_STOP_READ_FAULT);
+    if (!frame_set_up) {
+      /* A frame-pointer walk would have lost this caller. */
+      sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
+      sb_crossed(st, SB_CROSS_LEAF);
+    }
+    if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+    if (frame_set_up) st->prev_fp = st->fp;
+    st->pc = ret;
+    st->sp = slot + 8;
+    st->fp = caller_fp;
+    st->exact_sp = 0;
+    st->frame_exact = 0;
+    return 0;
+  }
+  sb_u64 fp = st->fp;
+  if (fp == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+  if ((fp & 7) != 0 || (st->prev_fp != 0 && fp <= st->prev_fp)) return sb_stop(st, SB_STOP_BAD_FP);
+  sb_u64 saved_fp = 0, ret = 0;
+  if (sb_read_u64(st, fp, &saved_fp) || sb_read_u64(st, fp + 8, &ret))
+    return sb_stop(st, SB_STOP_READ_FAULT);
+  if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+  /* Across a stack switch, addresses on the two stacks are not comparable. */
+  st->prev_fp = st->switch_pending ? 0 : fp;
+  st->switch_pending = 0;
+  st->pc = ret;
+  st->sp = fp + 16;
+  st->fp = saved_fp;
+  st->exact_sp = 0;
+  st->frame_exact = 0;
+  return 0;
+}
+
+/* Loop body: emit the current frame, then find the next one. Returns 1 to stop. */
+static long sb_unwind_step(sb_u32 index, void *ctx) {
+  struct sb_unwind_state *st = (struct sb_unwind_state *)ctx;
+  if (st->out->stop_reason != SB_STOP_NONE) return 1;
+  if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
+  sb_emit(st, st->pc, st->frame_exact);
+
+  sb_u64 lookup_pc = st->frame_exact ? st->pc : st->pc - 1;
+  int kind = sb_classify(st->pi, lookup_pc);
+  if (kind == SB_FN_ROOT) return sb_stop(st, SB_STOP_ROOT);
+  if (kind != SB_FN_NONE && !(st->pi->flags & SB_PI_HAS_OFFSETS))
+    return sb_stop(st, SB_STOP_NO_OFFSETS); /* a switch we cannot cross without offsets */
+
+  long r = -1;
+  if (st->pc >= st->pi->vdso_start && st->pc < st->pi->vdso_end && (st->pi->flags & SB_PI_HAS_OFFSETS))
+    r = sb_cross_vdso(st);
+  else if (st->on_g0) {
+    if (kind == SB_FN_SYSTEMSTACK) r = sb_cross_systemstack(st);
+    else if (kind == SB_FN_MCALL) r = sb_cross_mcall(st);
+    else if (kind == SB_FN_MORESTACK) r = sb_cross_morestack(st);
+  }
+  if (r >= 0) return r;
+  if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
+  return sb_step_caller(st);
+}
+
+/* Reads g from the TLS slot and validates it against its m. */
+SB_INLINE void sb_load_g(struct sb_unwind_state *st, sb_u64 tls_base) {
+  const struct sb_proc_info *pi = st->pi;
+  const struct sb_go_offsets *o = &pi->off;
+  if (!(pi->flags & SB_PI_HAS_TLS) || !(pi->flags & SB_PI_HAS_OFFSETS) || tls_base == 0) return;
+  sb_u64 g = 0, m = 0, g0 = 0, curg = 0, gsignal = 0;
+  if (sb_read_u64(st, tls_base + (sb_u64)pi->tls_g_offset, &g) || g == 0) return;
+  if (sb_read_u64(st, g + o->g_m, &m) || m == 0) return;
+  if (sb_read_u64(st, m + o->m_g0, &g0) || sb_read_u64(st, m + o->m_curg, &curg) ||
+      sb_read_u64(st, m + o->m_gsignal, &gsignal))
+    return;
+  if (g != g0 && g != curg && g != gsignal) return;
+  st->g = g;
+  st->m = m;
+  st->g0 = g0;
+  st->curg = curg;
+  st->on_g0 = g == g0;
+  sb_u64 user_g = g == curg ? g : (g == g0 ? curg : 0);
+  sb_u64 goid = 0;
+  if (user_g && sb_read_u64(st, user_g + o->g_goid, &goid) == 0 && goid != 0) {
+    st->out->goid = goid;
+    st->out->flags |= SB_SAMPLE_HAS_GOID;
+  }
+  if (st->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;
+}
+
+/* Unwinds one thread. `out` must have nframes = 0, stop_reason = 0, crossed = 0, exact = 0.
+ * pc/sp/fp are the user registers; tls_base is fs_base on amd64. */
+SB_INLINE void sb_unwind(const struct sb_proc_info *pi, struct sb_sample *out,
+                         struct sb_counters *cnt, void *env, sb_u64 pc, sb_u64 sp, sb_u64 fp,
+                         sb_u64 tls_base) {
+  struct sb_unwind_state st = {};
+  st.pc = pc;
+  st.sp = sp;
+  st.fp = fp;
+  st.exact_sp = 1;
+  st.frame_exact = 1;
+  st.pi = pi;
+  st.out = out;
+  st.cnt = cnt;
+  st.env = env;
+  if (pi->flags & SB_PI_GO) sb_load_g(&st, tls_base);
+  SB_LOOP(SB_MAX_FRAMES + 1, sb_unwind_step, &st);
+  if (out->stop_reason == SB_STOP_NONE) out->stop_reason = SB_STOP_MAX_FRAMES;
+  if (out->stop_reason < SB_STOP_MAX) cnt->stop[out->stop_reason]++;
+  cnt->samples++;
+}
+
+#endif /* SWITCHBACK_UNWIND_CORE_H */

@@ -1,0 +1,156 @@
+/* Types shared by the BPF programs, the host build of the unwind core and userspace.
+ * Plain C, fixed-width fields only, no pointers: the same bytes cross the BPF maps and the
+ * ring buffer. Included from BPF (after vmlinux.h) and from C/C++ userspace. */
+#ifndef SWITCHBACK_UNWIND_TYPES_H
+#define SWITCHBACK_UNWIND_TYPES_H
+
+#ifndef __bpf__
+#include <stdint.h>
+typedef uint8_t sb_u8;
+typedef uint16_t sb_u16;
+typedef uint32_t sb_u32;
+typedef int32_t sb_s32;
+typedef uint64_t sb_u64;
+typedef int64_t sb_s64;
+#else
+typedef __u8 sb_u8;
+typedef __u16 sb_u16;
+typedef __u32 sb_u32;
+typedef __s32 sb_s32;
+typedef __u64 sb_u64;
+typedef __s64 sb_s64;
+#endif
+
+/* At least 128 frames (the floor); a power of two so the verifier can mask indices. */
+#define SB_MAX_FRAMES 128
+#define SB_MAX_RANGES 24
+#define SB_COMM_LEN 16
+
+enum sb_arch {
+  SB_ARCH_AMD64 = 1,
+  SB_ARCH_ARM64 = 2,
+};
+
+/* Why a stack ended. Every sample carries exactly one. SB_STOP_ROOT is the only "whole" one. */
+enum sb_stop_reason {
+  SB_STOP_NONE = 0,         /* still walking (never in output) */
+  SB_STOP_ROOT,             /* reached runtime.goexit / mstart / rt0_go / sigtramp */
+  SB_STOP_BAD_FP,           /* frame pointer zero, misaligned or not moving up the stack */
+  SB_STOP_READ_FAULT,       /* a memory read failed */
+  SB_STOP_END_OF_CHAIN,     /* frame chain ended (pc 0) without reaching a root */
+  SB_STOP_MAX_FRAMES,       /* SB_MAX_FRAMES reached */
+  SB_STOP_NO_OFFSETS,       /* runtime facts unknown for this binary: no switch was crossed */
+  SB_STOP_STALE_GOROUTINE,  /* candidate goroutine failed the validity checks */
+  SB_STOP_COPYSTACK,        /* goroutine stack being copied: saved sp/bp are stale */
+  SB_STOP_BAD_G,            /* g from TLS failed validation */
+  SB_STOP_NOT_GO,           /* pc outside the Go text with no frame pointer chain to follow */
+  SB_STOP_MAX
+};
+
+/* What a function range means to the unwinder. Userspace fills ranges by function name. */
+enum sb_func_kind {
+  SB_FN_NONE = 0,
+  SB_FN_ROOT,         /* goexit, mstart, rt0_go, sigtramp: TOPFRAME functions */
+  SB_FN_SYSTEMSTACK,  /* runtime.systemstack */
+  SB_FN_MCALL,        /* runtime.mcall */
+  SB_FN_MORESTACK,    /* runtime.morestack */
+};
+
+/* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */
+enum sb_crossing {
+  SB_CROSS_LEAF = 0,     /* caller of a frame whose frame pointer is not set up (pcsp) */
+  SB_CROSS_SYSTEMSTACK,
+  SB_CROSS_MCALL,
+  SB_CROSS_MORESTACK,
+  SB_CROSS_VDSO,         /* vDSO code called from nanotime1 / time.now / walltime */
+  SB_CROSS_MAX
+};
+
+enum sb_counter_kind { SB_CNT_ATTEMPTS = 0, SB_CNT_CROSSED = 1, SB_CNT_STOPPED = 2 };
+
+/* Go runtime struct field offsets (bytes). 0xffff = unknown. */
+struct sb_go_offsets {
+  sb_u16 g_stack_lo;
+  sb_u16 g_stack_hi;
+  sb_u16 g_m;
+  sb_u16 g_sched;
+  sb_u16 g_atomicstatus;
+  sb_u16 g_goid;
+  sb_u16 gobuf_sp;
+  sb_u16 gobuf_pc;
+  sb_u16 gobuf_bp;
+  sb_u16 gobuf_lr;
+  sb_u16 m_g0;
+  sb_u16 m_curg;
+  sb_u16 m_gsignal;
+  sb_u16 m_vdsosp;
+  sb_u16 m_vdsopc;
+  sb_u16 pad;
+};
+
+struct sb_range {
+  sb_u64 start; /* runtime addresses, [start, end) */
+  sb_u64 end;
+  sb_u32 kind;  /* enum sb_func_kind */
+  sb_u32 pad;
+};
+
+/* Process flags. */
+#define SB_PI_GO 0x1                   /* a Go executable */
+#define SB_PI_HAS_OFFSETS 0x2          /* struct offsets known: switches may be crossed */
+#define SB_PI_HAS_TLS 0x4              /* tls_g_offset known: g can be read */
+#define SB_PI_SYSTEMSTACK_SCHED 0x8    /* systemstack leaves its caller only in curg.sched (amd64 <1.21) */
+
+/* Per-process facts, keyed by tgid in the proc_info map. */
+struct sb_proc_info {
+  sb_u32 flags;
+  sb_u32 arch;          /* enum sb_arch */
+  sb_u64 text_start;    /* Go text, runtime addresses (PIE bias applied) */
+  sb_u64 text_end;
+  sb_s64 tls_g_offset;  /* amd64: g = *(fs_base + tls_g_offset) */
+  sb_u32 delta_first;   /* this binary's run of entries in the sp_deltas array */
+  sb_u32 delta_count;
+  sb_u32 go_minor;      /* 19 for go1.19 ... */
+  sb_u32 nranges;
+  sb_u64 vdso_start;    /* this process's [vdso] mapping */
+  sb_u64 vdso_end;
+  struct sb_go_offsets off;
+  struct sb_range ranges[SB_MAX_RANGES];
+};
+
+/* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the
+ * function's entry SP (so the return address is at SP + delta on amd64). */
+struct sb_sp_delta {
+  sb_u32 pc_off;
+  sb_s32 delta;
+};
+
+/* Sample flags. */
+#define SB_SAMPLE_ON_G0 0x1       /* the sampled thread was on its g0 stack */
+#define SB_SAMPLE_HAS_GOID 0x2
+
+/* One stack sample, as sent through the ring buffer (frames truncated to nframes). */
+struct sb_sample {
+  sb_u32 pid;
+  sb_u32 tid;
+  sb_u64 time_ns;
+  sb_u64 goid;
+  sb_u32 nframes;
+  sb_u8 stop_reason;   /* enum sb_stop_reason */
+  sb_u8 flags;
+  sb_u16 crossed;      /* bit (1 << enum sb_crossing) for each switch crossed */
+  sb_u64 exact[2];     /* bit i set: frames[i] is an exact pc (not a return address) */
+  char comm[SB_COMM_LEN];
+  sb_u64 frames[SB_MAX_FRAMES];
+};
+
+/* Counters kept by the unwinder (per CPU in BPF, per run on the host). */
+struct sb_counters {
+  sb_u64 samples;
+  sb_u64 lost;            /* ring buffer full */
+  sb_u64 unknown_pid;     /* samples of processes not (yet) tracked */
+  sb_u64 stop[SB_STOP_MAX];
+  sb_u64 crossing[SB_CROSS_MAX][3];
+};
+
+#endif /* SWITCHBACK_UNWIND_TYPES_H */

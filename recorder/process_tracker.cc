@@ -1,0 +1,151 @@
+#include "recorder/process_tracker.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "base/file_util.h"
+#include "unwinder/bpf_sampler.h"
+
+namespace sb::recorder {
+namespace {
+
+std::string ReadComm(uint32_t pid) {
+  auto c = ReadFile("/proc/" + std::to_string(pid) + "/comm");
+  if (!c.ok()) return "";
+  std::string s = *c;
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+bool Alive(uint32_t pid) {
+  if (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) {
+    // A zombie has no memory left to sample.
+    auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat.ok()) return false;
+    size_t rp = stat->rfind(')');
+    return !(rp != std::string::npos && rp + 2 < stat->size() && (*stat)[rp + 2] == 'Z');
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<sym::Binary>> ProcessTracker::LoadFile(const TrackedProcess& p,
+                                                             const std::string& path) {
+  if (!p.exited) {
+    std::string via_root = "/proc/" + std::to_string(p.pid) + "/root" + path;
+    std::error_code ec;
+    if (std::filesystem::exists(via_root, ec)) {
+      auto b = cache_->Get(via_root);
+      if (b.ok()) return b;
+    }
+  }
+  return cache_->Get(path);
+}
+
+Result<std::shared_ptr<const unwinder::GoBinaryFacts>> ProcessTracker::FactsFor(
+    const std::string& key, const sym::Binary& bin, const std::string& path) {
+  if (auto it = facts_.find(key); it != facts_.end()) return it->second;
+  auto f = unwinder::AnalyzeGoBinary(bin, path);
+  if (!f.ok()) return f;
+  facts_[key] = *f;
+  return f;
+}
+
+Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
+  if (auto* p = Find(pid)) return p;
+  std::string proc = "/proc/" + std::to_string(pid);
+  std::error_code ec;
+  std::string exe = std::filesystem::read_symlink(proc + "/exe", ec).string();
+  if (ec) {
+    if (!std::filesystem::exists(proc))
+      return MakeError("process " + std::to_string(pid) + " does not exist");
+    return MakeError("process " + std::to_string(pid) + ": cannot read its executable (" +
+                     ec.message() + "; a kernel thread, or permission denied)");
+  }
+  static constexpr std::string_view kDeleted = " (deleted)";
+  if (exe.size() > kDeleted.size() && exe.ends_with(kDeleted)) exe.resize(exe.size() - kDeleted.size());
+
+  TrackedProcess p;
+  p.pid = pid;
+  p.exe = exe;
+  p.comm = ReadComm(pid);
+  auto maps = unwinder::ReadProcessMaps(static_cast<int>(pid));
+  if (!maps.ok()) return maps.take_error();
+  p.maps = std::move(*maps);
+
+  // /proc/PID/exe opens the very file the process runs, even if it was replaced on disk.
+  auto bin = cache_->Get(proc + "/exe");
+  if (!bin.ok()) return MakeError("process " + std::to_string(pid) + " (" + exe + "): " + bin.error());
+  p.binary = *bin;
+  if (p.binary->go() == nullptr) {
+    if (require_go)
+      return MakeError("process " + std::to_string(pid) + " (" + exe + ") is not a Go program (no .gopclntab)");
+    procs_[pid] = std::move(p);
+    return &procs_[pid];
+  }
+  std::string key = p.binary->build_id() + "|" + exe;
+  auto facts = FactsFor(key, *p.binary, exe);
+  if (!facts.ok()) return facts.take_error();
+  p.facts = *facts;
+
+  // The load bias: the executable mapping of the main binary.
+  struct stat st {};
+  bool have_stat = stat((proc + "/exe").c_str(), &st) == 0;
+  for (const auto& m : p.maps) {
+    if (!m.executable() || m.path != exe) continue;
+    if (have_stat && m.inode != 0 && m.inode != st.st_ino) continue;
+    if (auto b = unwinder::LoadBias(p.binary->elf(), m)) {
+      p.bias = *b;
+      break;
+    }
+  }
+
+  if (sampler_ != nullptr) {
+    auto base = sampler_->UploadSpDeltas(key, p.facts->sp_deltas);
+    if (!base.ok()) return base.take_error();
+    sb_proc_info info = unwinder::MakeProcInfo(*p.facts, p.bias, *base);
+    for (const auto& m : p.maps)
+      if (m.path == "[vdso]") {
+        info.vdso_start = m.start;
+        info.vdso_end = m.end;
+      }
+    if (auto s = sampler_->TrackProcess(pid, info); !s.ok()) return MakeError(s.error());
+  }
+  procs_[pid] = std::move(p);
+  return &procs_[pid];
+}
+
+TrackedProcess* ProcessTracker::Find(uint32_t pid) {
+  auto it = procs_.find(pid);
+  return it == procs_.end() ? nullptr : &it->second;
+}
+
+bool ProcessTracker::RefreshMaps(uint32_t pid) {
+  auto* p = Find(pid);
+  if (p == nullptr || p->exited) return false;
+  auto maps = unwinder::ReadProcessMaps(static_cast<int>(pid));
+  if (!maps.ok()) return false;
+  p->maps = std::move(*maps);
+  return true;
+}
+
+size_t ProcessTracker::CheckAlive() {
+  size_t alive = 0;
+  for (auto& [pid, p] : procs_) {
+    if (p.exited) continue;
+    if (Alive(pid)) {
+      alive++;
+    } else {
+      p.exited = true;
+      if (sampler_ != nullptr) sampler_->UntrackProcess(pid);
+    }
+  }
+  return alive;
+}
+
+}  // namespace sb::recorder

@@ -1,0 +1,64 @@
+// The processes a recording follows: their executable's Go facts (analysed once per binary),
+// load bias and memory maps. Kept after a process exits, so its samples can still be
+// symbolized.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "symbolizer/binary.h"
+#include "unwinder/go_binary_facts.h"
+#include "unwinder/process_maps.h"
+
+namespace sb::unwinder {
+class BpfSampler;
+}
+
+namespace sb::recorder {
+
+struct TrackedProcess {
+  uint32_t pid = 0;
+  std::string exe;   // path of the executable as the process sees it
+  std::string comm;
+  std::shared_ptr<sym::Binary> binary;
+  std::shared_ptr<const unwinder::GoBinaryFacts> facts;  // null for non-Go processes
+  uint64_t bias = 0;
+  std::vector<unwinder::MemoryMapping> maps;
+  bool exited = false;
+};
+
+class ProcessTracker {
+ public:
+  // sampler may be null (analysis only, as in tests and `inspect`).
+  ProcessTracker(sym::BinaryCache* cache, unwinder::BpfSampler* sampler)
+      : cache_(cache), sampler_(sampler) {}
+
+  // Analyses PID and hands it to the sampler. Fails with a one-line reason for a missing
+  // process or, when require_go, a process that is not a Go program.
+  Result<TrackedProcess*> Track(uint32_t pid, bool require_go);
+  TrackedProcess* Find(uint32_t pid);
+  // Re-reads /proc/PID/maps (for libraries loaded after the start). False if it is gone.
+  bool RefreshMaps(uint32_t pid);
+  // Marks processes that no longer exist; returns how many are still alive.
+  size_t CheckAlive();
+  const std::map<uint32_t, TrackedProcess>& processes() const { return procs_; }
+
+  // Loads a file the way the process saw it (through /proc/PID/root while it is alive).
+  Result<std::shared_ptr<sym::Binary>> LoadFile(const TrackedProcess& p, const std::string& path);
+  sym::BinaryCache* cache() { return cache_; }
+
+ private:
+  Result<std::shared_ptr<const unwinder::GoBinaryFacts>> FactsFor(const std::string& key,
+                                                                  const sym::Binary& bin,
+                                                                  const std::string& path);
+  sym::BinaryCache* cache_;
+  unwinder::BpfSampler* sampler_;
+  std::map<uint32_t, TrackedProcess> procs_;
+  std::map<std::string, std::shared_ptr<const unwinder::GoBinaryFacts>> facts_;
+};
+
+}  // namespace sb::recorder

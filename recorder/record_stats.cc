@@ -1,0 +1,66 @@
+#include "recorder/record_stats.h"
+
+#include <fmt/format.h>
+
+namespace sb::recorder {
+
+nlohmann::json StatsToJson(const RecordStats& s) {
+  nlohmann::json j;
+  j["duration_s"] = s.duration_s;
+  j["frequency_hz"] = s.frequency_hz;
+  j["samples"] = s.samples;
+  j["lost"] = s.lost;
+  j["unknown_pid_samples"] = s.unknown_pid;
+  j["ended_at_root"] = s.ended_at_root;
+  j["stop_reasons"] = s.stop_reasons;
+  nlohmann::json cr = nlohmann::json::object();
+  for (const auto& [name, c] : s.crossings)
+    cr[name] = {{"attempts", c.attempts}, {"crossed", c.crossed}, {"stopped", c.stopped}};
+  j["crossings"] = cr;
+  nlohmann::json procs = nlohmann::json::array();
+  for (const auto& p : s.processes) {
+    procs.push_back({{"pid", p.pid},
+                     {"exe", p.exe},
+                     {"go_version", p.go_version},
+                     {"offsets_source", p.offsets_source},
+                     {"tls_source", p.tls_source},
+                     {"missing", p.missing},
+                     {"samples", p.samples},
+                     {"exited", p.exited}});
+  }
+  j["processes"] = procs;
+  j["bpf"] = {{"run_cnt", s.bpf_run_count}, {"run_time_ns", s.bpf_run_time_ns}};
+  return j;
+}
+
+std::string StatsSummary(const RecordStats& s) {
+  std::string out;
+  double pct = s.samples ? 100.0 * static_cast<double>(s.ended_at_root) / static_cast<double>(s.samples) : 0;
+  out += fmt::format("Recorded {:.1f}s at {} Hz: {} samples, {} lost\n", s.duration_s, s.frequency_hz,
+                     s.samples, s.lost);
+  for (const auto& p : s.processes) {
+    out += fmt::format("  pid {:<8} {:>8} samples  {} {}{}\n", p.pid, p.samples, p.exe,
+                       p.go_version.empty() ? "(Go version unknown)" : p.go_version,
+                       p.exited ? " (exited)" : "");
+    for (const auto& m : p.missing) out += fmt::format("      missing: {}\n", m);
+  }
+  out += fmt::format("Stacks ending at a root: {} of {} ({:.2f}%)\n", s.ended_at_root, s.samples, pct);
+  for (const auto& [reason, n] : s.stop_reasons) {
+    if (reason == "root") continue;
+    out += fmt::format("  [stopped: {}] {}\n", reason, n);
+  }
+  bool any = false;
+  for (const auto& [name, c] : s.crossings) {
+    if (c.attempts == 0) continue;
+    if (!any) out += "Switches crossed (attempts / crossed / stopped):\n";
+    any = true;
+    out += fmt::format("  {:<12} {} / {} / {}\n", name, c.attempts, c.crossed, c.stopped);
+  }
+  if (s.bpf_run_count > 0 && s.bpf_run_time_ns > 0)
+    out += fmt::format("BPF cost: {:.0f} ns per sample over {} runs\n",
+                       static_cast<double>(s.bpf_run_time_ns) / static_cast<double>(s.bpf_run_count),
+                       s.bpf_run_count);
+  return out;
+}
+
+}  // namespace sb::recorder

@@ -1,0 +1,48 @@
+// What a recording saw, for the end-of-run summary, --stats JSON and tests.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sb::recorder {
+
+struct ProcessStats {
+  uint32_t pid = 0;
+  std::string exe;
+  std::string go_version;
+  std::string offsets_source;
+  std::string tls_source;
+  std::vector<std::string> missing;
+  uint64_t samples = 0;
+  bool exited = false;
+};
+
+struct CrossingStats {
+  uint64_t attempts = 0;
+  uint64_t crossed = 0;
+  uint64_t stopped = 0;
+};
+
+struct RecordStats {
+  double duration_s = 0;
+  int frequency_hz = 0;
+  uint64_t samples = 0;        // samples received and kept
+  uint64_t lost = 0;           // dropped by a full ring buffer
+  uint64_t unknown_pid = 0;    // samples of processes not followed
+  uint64_t ended_at_root = 0;
+  std::map<std::string, uint64_t> stop_reasons;
+  std::map<std::string, CrossingStats> crossings;
+  std::vector<ProcessStats> processes;
+  uint64_t bpf_run_count = 0;
+  uint64_t bpf_run_time_ns = 0;
+};
+
+nlohmann::json StatsToJson(const RecordStats& s);
+// Human summary for the terminal at the end of a recording.
+std::string StatsSummary(const RecordStats& s);
+
+}  // namespace sb::recorder

@@ -1,0 +1,147 @@
+#include "recorder/recorder.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+
+#include "ebpf/unwind/host_unwind.h"
+#include "recorder/process_tracker.h"
+#include "recorder/sample_aggregator.h"
+#include "recorder/stack_symbolizer.h"
+#include "unwinder/bpf_sampler.h"
+
+namespace sb::recorder {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<uint32_t> AllPids() {
+  std::vector<uint32_t> pids;
+  DIR* d = opendir("/proc");
+  if (!d) return pids;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    unsigned long v = strtoul(e->d_name, &end, 10);
+    if (end && *end == '\0' && v > 0) pids.push_back(static_cast<uint32_t>(v));
+  }
+  closedir(d);
+  return pids;
+}
+
+RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& tracker,
+                         const unwinder::BpfSampler& sampler, double elapsed, int freq) {
+  RecordStats st;
+  st.duration_s = elapsed;
+  st.frequency_hz = freq;
+  st.samples = agg.total();
+  sb_counters c = sampler.Counters();
+  st.lost = c.lost;
+  st.unknown_pid = c.unknown_pid;
+  for (const auto& [key, n] : agg.stacks()) {
+    st.stop_reasons[unwind::StopReasonName(key.stop_reason)] += n;
+    if (key.stop_reason == SB_STOP_ROOT) st.ended_at_root += n;
+  }
+  for (int i = 0; i < SB_CROSS_MAX; i++) {
+    CrossingStats cs{c.crossing[i][SB_CNT_ATTEMPTS], c.crossing[i][SB_CNT_CROSSED],
+                     c.crossing[i][SB_CNT_STOPPED]};
+    st.crossings[unwind::CrossingName(i)] = cs;
+  }
+  for (const auto& [pid, p] : tracker.processes()) {
+    if (!p.facts) continue;
+    ProcessStats ps;
+    ps.pid = pid;
+    ps.exe = p.exe;
+    ps.go_version = p.facts->go_version;
+    ps.offsets_source = p.facts->offsets_source;
+    ps.tls_source = p.facts->tls_source;
+    ps.missing = p.facts->missing;
+    auto it = agg.per_pid().find(pid);
+    ps.samples = it == agg.per_pid().end() ? 0 : it->second;
+    ps.exited = p.exited;
+    st.processes.push_back(std::move(ps));
+  }
+  auto ps = sampler.ProgramStats();
+  st.bpf_run_count = ps.run_count;
+  st.bpf_run_time_ns = ps.run_time_ns;
+  return st;
+}
+
+}  // namespace
+
+Result<RecordResult> Record(const RecordOptions& opts) {
+  if (opts.frequency_hz <= 0 || opts.frequency_hz > 10000)
+    return MakeError("--frequency must be between 1 and 10000 Hz");
+  if (opts.pids.empty() && !opts.all) return MakeError("nothing to record: give --pid PID or --all");
+
+  sym::BinaryCache cache;
+  // Check the named processes before loading anything: a typo fails in milliseconds.
+  {
+    ProcessTracker probe(&cache, nullptr);
+    for (uint32_t pid : opts.pids)
+      if (auto r = probe.Track(pid, /*require_go=*/true); !r.ok()) return r.take_error();
+  }
+
+  unwinder::SamplerOptions so;
+  so.frequency_hz = opts.frequency_hz;
+  so.track_all = opts.all;
+  auto sampler = unwinder::BpfSampler::Open(so);
+  if (!sampler.ok()) return sampler.take_error();
+
+  ProcessTracker tracker(&cache, sampler->get());
+  for (uint32_t pid : opts.pids)
+    if (auto r = tracker.Track(pid, true); !r.ok()) return r.take_error();
+  std::set<uint32_t> ignored;  // not Go, or gone: never looked at again
+  auto consider = [&](uint32_t pid) {
+    if (pid == static_cast<uint32_t>(getpid()) || ignored.count(pid) || tracker.Find(pid)) return;
+    if (!tracker.Track(pid, true).ok()) ignored.insert(pid);
+  };
+  if (opts.all)
+    for (uint32_t pid : AllPids()) consider(pid);
+
+  SampleAggregator agg;
+  auto start = Clock::now();
+  auto last_status = start;
+  auto last_alive = start;
+  auto on_sample = [&](const sb_sample& s) { agg.Add(s); };
+  auto on_new = [&](uint32_t pid) {
+    if (opts.all) consider(pid);
+  };
+  for (;;) {
+    sampler.value()->Poll(100, on_sample, on_new);
+    auto now = Clock::now();
+    double elapsed = std::chrono::duration<double>(now - start).count();
+    if (opts.stop && opts.stop->load()) break;
+    if (opts.duration_s > 0 && elapsed >= opts.duration_s) break;
+    if (now - last_alive > std::chrono::milliseconds(500)) {
+      last_alive = now;
+      size_t alive = tracker.CheckAlive();
+      if (!opts.all && alive == 0) break;  // everything we were asked to watch has exited
+    }
+    if (opts.on_status && now - last_status > std::chrono::milliseconds(250)) {
+      last_status = now;
+      LiveStatus ls{elapsed, agg.total(), sampler.value()->Counters().lost, tracker.processes().size()};
+      opts.on_status(ls);
+    }
+  }
+  // Drain what is still in the ring buffer.
+  while (sampler.value()->Poll(0, on_sample, on_new) > 0) {
+  }
+  double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  tracker.CheckAlive();
+
+  RecordResult result;
+  result.stats = CollectStats(agg, tracker, *sampler.value(), elapsed, opts.frequency_hz);
+  SymbolizeOptions sopt;
+  sopt.period_nanos = 1000000000LL / opts.frequency_hz;
+  result.profile = SymbolizeStacks(agg, tracker, sopt);
+  result.profile.duration_nanos = static_cast<int64_t>(elapsed * 1e9);
+  result.profile.start_time_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count() -
+                                    result.profile.duration_nanos;
+  return result;
+}
+
+}  // namespace sb::recorder

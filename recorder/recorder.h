@@ -1,0 +1,39 @@
+// A live recording: the sampler, the processes it follows, and the aggregated result.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "base/result.h"
+#include "profile/profile_data.h"
+#include "recorder/record_stats.h"
+
+namespace sb::recorder {
+
+struct LiveStatus {
+  double elapsed_s = 0;
+  uint64_t samples = 0;
+  uint64_t lost = 0;
+  size_t processes = 0;
+};
+
+struct RecordOptions {
+  std::vector<uint32_t> pids;
+  bool all = false;             // every Go process, including those that start later
+  double duration_s = 0;        // 0: until *stop becomes true
+  int frequency_hz = 99;
+  const std::atomic<bool>* stop = nullptr;
+  std::function<void(const LiveStatus&)> on_status;  // called about 4 times a second
+};
+
+struct RecordResult {
+  profile::ProfileData profile;
+  RecordStats stats;
+};
+
+// Fails before sampling starts for a bad request (no such process, not Go, no BPF).
+Result<RecordResult> Record(const RecordOptions& opts);
+
+}  // namespace sb::recorder

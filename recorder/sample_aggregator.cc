@@ -1,0 +1,24 @@
+#include "recorder/sample_aggregator.h"
+
+#include <cstring>
+
+namespace sb::recorder {
+
+void SampleAggregator::Add(const sb_sample& s) {
+  StackKey k;
+  k.pid = s.pid;
+  k.tid = s.tid;
+  k.goid = (s.flags & SB_SAMPLE_HAS_GOID) ? s.goid : 0;
+  k.stop_reason = s.stop_reason;
+  k.crossed = s.crossed;
+  k.exact[0] = s.exact[0];
+  k.exact[1] = s.exact[1];
+  k.comm.assign(s.comm, strnlen(s.comm, sizeof(s.comm)));
+  uint32_t n = s.nframes > SB_MAX_FRAMES ? SB_MAX_FRAMES : s.nframes;
+  k.frames.assign(s.frames, s.frames + n);
+  stacks_[std::move(k)]++;
+  per_pid_[s.pid]++;
+  total_++;
+}
+
+}  // namespace sb::recorder

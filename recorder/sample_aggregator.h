@@ -1,0 +1,39 @@
+// Counts identical raw samples (same thread, goroutine, frames and stop reason) so that
+// symbolization runs once per distinct stack, not once per sample.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ebpf/unwind/unwind_types.h"
+
+namespace sb::recorder {
+
+struct StackKey {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t goid = 0;  // 0 when unknown
+  uint8_t stop_reason = 0;
+  uint16_t crossed = 0;
+  uint64_t exact[2] = {0, 0};
+  std::string comm;
+  std::vector<uint64_t> frames;  // leaf first
+  auto operator<=>(const StackKey&) const = default;
+};
+
+class SampleAggregator {
+ public:
+  void Add(const sb_sample& s);
+  const std::map<StackKey, uint64_t>& stacks() const { return stacks_; }
+  uint64_t total() const { return total_; }
+  const std::map<uint32_t, uint64_t>& per_pid() const { return per_pid_; }
+
+ private:
+  std::map<StackKey, uint64_t> stacks_;
+  std::map<uint32_t, uint64_t> per_pid_;
+  uint64_t total_ = 0;
+};
+
+}  // namespace sb::recorder

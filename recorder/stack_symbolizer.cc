@@ -1,0 +1,130 @@
+#include "recorder/stack_symbolizer.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "ebpf/unwind/host_unwind.h"
+
+namespace sb::recorder {
+namespace {
+
+std::string Hex(uint64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+  return buf;
+}
+
+// Symbolizes pcs of one process, caching per (binary, address).
+class ProcessSymbolizer {
+ public:
+  ProcessSymbolizer(ProcessTracker& tracker, profile::ProfileBuilder& builder)
+      : tracker_(tracker), builder_(builder) {}
+
+  uint32_t Location(TrackedProcess& p, uint64_t pc, bool exact) {
+    const unwinder::MemoryMapping* m = unwinder::FindMapping(p.maps, pc);
+    if (m == nullptr && tracker_.RefreshMaps(p.pid)) m = unwinder::FindMapping(p.maps, pc);
+    profile::Location loc;
+    loc.address = pc;
+    if (m == nullptr) {
+      loc.lines.push_back(profile::Line{Hex(pc), "", 0});
+      return builder_.AddLocation(loc);
+    }
+    std::shared_ptr<sym::Binary> bin = BinaryFor(p, *m);
+    profile::Mapping pm;
+    pm.start = m->start;
+    pm.limit = m->end;
+    pm.offset = m->offset;
+    pm.file = m->path;
+    if (bin) pm.build_id = bin->build_id();
+    loc.mapping_index = builder_.AddMapping(pm);
+    if (bin) {
+      uint64_t link = 0;
+      bool have_link = false;
+      if (m->path == "[vdso]") {
+        // The vDSO image is linked at its first PT_LOAD vaddr and mapped from offset 0.
+        for (const auto& seg : bin->elf().segments())
+          if (seg.type == 1) {
+            link = pc - m->start + seg.vaddr;
+            have_link = true;
+            break;
+          }
+      } else if (auto a = unwinder::RuntimeToLinkAddress(bin->elf(), *m, pc)) {
+        link = *a;
+        have_link = true;
+      }
+      if (have_link) {
+        // A return address points after the call: look up the call instruction itself.
+        uint64_t lookup = exact ? link : link - 1;
+        for (const auto& f : bin->Symbolize(lookup))
+          loc.lines.push_back(profile::Line{f.function, f.file, f.line});
+      }
+    }
+    if (loc.lines.empty()) {
+      std::string base = m->path.substr(m->path.rfind('/') + 1);
+      loc.lines.push_back(profile::Line{base + "+" + Hex(pc - m->start + m->offset), m->path, 0});
+    }
+    return builder_.AddLocation(loc);
+  }
+
+ private:
+  std::shared_ptr<sym::Binary> BinaryFor(TrackedProcess& p, const unwinder::MemoryMapping& m) {
+    auto key = std::make_tuple(p.pid, m.path);
+    if (auto it = bins_.find(key); it != bins_.end()) return it->second;
+    std::shared_ptr<sym::Binary> bin;
+    if (m.path == "[vdso]") {
+      auto v = tracker_.cache()->Vdso();
+      if (v.ok()) bin = *v;
+    } else if (m.path == p.exe && p.binary) {
+      bin = p.binary;
+    } else if (m.file_backed()) {
+      auto b = tracker_.LoadFile(p, m.path);
+      if (b.ok()) bin = *b;
+    }
+    bins_[key] = bin;
+    return bin;
+  }
+
+  ProcessTracker& tracker_;
+  profile::ProfileBuilder& builder_;
+  std::map<std::tuple<uint32_t, std::string>, std::shared_ptr<sym::Binary>> bins_;
+};
+
+}  // namespace
+
+std::string StopFrameName(int reason) {
+  return std::string("[stopped: ") + unwind::StopReasonName(reason) + "]";
+}
+
+profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker& tracker,
+                                     const SymbolizeOptions& opts) {
+  profile::ProfileBuilder builder;
+  ProcessSymbolizer sym(tracker, builder);
+  for (const auto& [key, count] : agg.stacks()) {
+    TrackedProcess* p = tracker.Find(key.pid);
+    if (p == nullptr) continue;
+    profile::Sample s;
+    for (size_t i = 0; i < key.frames.size(); i++) {
+      bool exact = (key.exact[(i >> 6) & 1] >> (i & 63)) & 1;
+      s.locations.push_back(sym.Location(*p, key.frames[i], exact));
+    }
+    if (key.stop_reason != SB_STOP_ROOT) {
+      profile::Location stop;
+      stop.lines.push_back(profile::Line{StopFrameName(key.stop_reason), "", 0});
+      s.locations.push_back(builder.AddLocation(stop));
+    }
+    s.count = static_cast<int64_t>(count);
+    s.nanos = static_cast<int64_t>(count) * opts.period_nanos;
+    s.num_labels["pid"] = key.pid;
+    s.num_labels["tid"] = key.tid;
+    if (key.goid != 0) s.num_labels["goroutine"] = static_cast<int64_t>(key.goid);
+    if (!key.comm.empty()) s.labels["thread"] = key.comm;
+    builder.AddSample(std::move(s));
+  }
+  profile::ProfileData d = builder.Take();
+  d.period_nanos = opts.period_nanos;
+  return d;
+}
+
+}  // namespace sb::recorder

@@ -1,0 +1,25 @@
+// Turns aggregated raw stacks into ProfileData: each pc resolved through the process's
+// mappings to a file and link-time address, then through the pclntab (Go, with inline
+// frames) or ELF symbols (C). A stack that did not reach a root gets a final pseudo-frame
+// "[stopped: REASON]" on its root side.
+#pragma once
+
+#include <cstdint>
+
+#include "profile/profile_data.h"
+#include "recorder/process_tracker.h"
+#include "recorder/sample_aggregator.h"
+
+namespace sb::recorder {
+
+struct SymbolizeOptions {
+  int64_t period_nanos = 0;
+};
+
+profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker& tracker,
+                                     const SymbolizeOptions& opts);
+
+// "[stopped: bad_fp]"
+std::string StopFrameName(int reason);
+
+}  // namespace sb::recorder

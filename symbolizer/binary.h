@@ -1,0 +1,59 @@
+// Binary: everything the symbolizer knows about one file (executable, library or vDSO image),
+// loaded once and shared. BinaryCache: one Binary per (path, device, inode, size, mtime), so
+// every process running the same executable shares its tables.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "symbolizer/elf_file.h"
+#include "symbolizer/go_buildinfo.h"
+#include "symbolizer/go_pclntab.h"
+
+namespace sb::sym {
+
+class Binary {
+ public:
+  static Result<std::shared_ptr<Binary>> Load(const std::string& path);
+  static Result<std::shared_ptr<Binary>> FromElf(std::shared_ptr<const ElfFile> elf);
+
+  const ElfFile& elf() const { return *elf_; }
+  std::shared_ptr<const ElfFile> elf_ptr() const { return elf_; }
+  const GoPclntab* go() const { return go_.get(); }  // null for non-Go files
+  const GoBuildInfo* build_info() const { return build_info_ ? &*build_info_ : nullptr; }
+  std::string build_id() const;  // GNU build id, else Go build id, else ""
+
+  // Frames for a link-time virtual address, innermost first. Go code through the pclntab;
+  // other code through ELF symbols ("name" with file "" and line 0). Unknown: empty.
+  std::vector<SourceFrame> Symbolize(uint64_t vaddr) const;
+  // The ELF symbol containing vaddr (functions only).
+  const ElfSymbol* FindSymbol(uint64_t vaddr) const;
+
+ private:
+  std::shared_ptr<const ElfFile> elf_;
+  std::shared_ptr<GoPclntab> go_;
+  std::optional<GoBuildInfo> build_info_;
+  std::vector<ElfSymbol> funcs_;  // sorted by value, STT_FUNC with size > 0 (or next symbol)
+};
+
+class BinaryCache {
+ public:
+  // Loads PATH (or returns the cached one). Identity includes inode and mtime, so a binary
+  // replaced on disk is loaded anew.
+  Result<std::shared_ptr<Binary>> Get(const std::string& path);
+  // The kernel's vDSO image as mapped in this process (same kernel => same image as every
+  // process on the host).
+  Result<std::shared_ptr<Binary>> Vdso();
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Binary>> by_key_;
+  std::shared_ptr<Binary> vdso_;
+};
+
+}  // namespace sb::sym

@@ -1,0 +1,3 @@
+module switchback/demo
+
+go 1.19

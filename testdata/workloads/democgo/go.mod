@@ -1,0 +1,3 @@
+module switchback/democgo
+
+go 1.19

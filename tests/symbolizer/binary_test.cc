@@ -1,0 +1,161 @@
+// Binary and BinaryCache: Go and native symbolization, build ids, cache identity, vDSO.
+#include "symbolizer/binary.h"
+
+#include <elf.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/symbolizer/test_util.h"
+
+namespace sb::sym {
+namespace {
+
+using test::BuildGoPrograms;
+using test::Quote;
+using test::RunCommand;
+
+TEST(BinaryTest, GoBinary) {
+  const auto& progs = BuildGoPrograms();
+  ASSERT_TRUE(progs.error.empty()) << progs.error;
+  auto b = Binary::Load(progs.stripped);
+  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_NE((*b)->go(), nullptr);
+  ASSERT_NE((*b)->build_info(), nullptr);
+  EXPECT_EQ((*b)->build_info()->minor, 19);
+  // Go's `go build` writes a Go build id note and no GNU one.
+  EXPECT_EQ((*b)->build_id(), (*b)->elf().GoBuildId());
+  EXPECT_FALSE((*b)->build_id().empty());
+  auto f = (*b)->go()->FindFuncByName("main.work");
+  ASSERT_TRUE(f.has_value());
+  auto frames = (*b)->Symbolize(f->entry);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].function, "main.work");
+  EXPECT_NE(frames[0].file.find("testdata/symtest/main.go"), std::string::npos);
+  // The line of "func work(" in the source.
+  auto grep = RunCommand("grep -n '^func work(' " + Quote(SB_TEST_SOURCE_DIR "/testdata/symtest/main.go"));
+  ASSERT_EQ(grep.status, 0);
+  EXPECT_EQ(frames[0].line, std::stoi(grep.out));
+  EXPECT_TRUE((*b)->Symbolize(1).empty());
+  EXPECT_EQ((*b)->FindSymbol(f->entry), nullptr);  // stripped: no ELF symbols
+}
+
+// A C program with a size-0 assembly symbol; `nm` is the oracle for every function.
+TEST(BinaryTest, NativeSymbols) {
+  std::string dir = test::MakeTempDir("native");
+  std::ofstream(dir + "/prog.c") << "int helper(int x) { return x * 7; }\n"
+                                    "int main(int argc, char** argv) { return helper(argc); }\n";
+  // nosize has no .size directive: it must extend to the next symbol (after_nosize).
+  std::ofstream(dir + "/asm.S") << ".text\n.globl nosize\n.type nosize,@function\nnosize:\n"
+                                   "nop\nnop\nnop\nnop\nret\n"
+                                   ".globl after_nosize\n.type after_nosize,@function\n"
+                                   "after_nosize:\nret\n.size after_nosize, 1\n";
+  auto cc = RunCommand("cd " + Quote(dir) + " && cc -O1 -g0 -o prog prog.c asm.S");
+  ASSERT_EQ(cc.status, 0) << cc.out;
+  std::string prog = dir + "/prog";
+  auto b = Binary::Load(prog);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ((*b)->go(), nullptr);
+  EXPECT_EQ((*b)->build_info(), nullptr);
+  EXPECT_EQ((*b)->build_id(), (*b)->elf().BuildId());
+
+  auto nm = RunCommand("nm " + Quote(prog) + " | awk '$2==\"T\"||$2==\"t\"{print $1, $3}'");
+  ASSERT_EQ(nm.status, 0);
+  std::istringstream in(nm.out);
+  std::string addr, name;
+  int checked = 0;
+  while (in >> addr >> name) {
+    uint64_t v = std::stoull(addr, nullptr, 16);
+    const ElfSymbol* s = (*b)->FindSymbol(v);
+    if (s == nullptr) continue;  // zero-size symbols at the end of .text, e.g. _fini markers
+    // Aliases share an address; any of them is acceptable, the address must match.
+    EXPECT_EQ(s->value, v) << name;
+    checked++;
+  }
+  EXPECT_GE(checked, 4);
+  for (const char* fn : {"helper", "main", "nosize", "after_nosize"}) {
+    auto r = RunCommand("nm " + Quote(prog) + " | awk '$3==\"" + std::string(fn) + "\"{print $1}'");
+    uint64_t v = std::stoull(r.out, nullptr, 16);
+    auto frames = (*b)->Symbolize(v + (std::string(fn) == "after_nosize" ? 0 : 1));
+    ASSERT_EQ(frames.size(), 1u) << fn;
+    EXPECT_EQ(frames[0].function, fn);
+    EXPECT_EQ(frames[0].file, "");
+    EXPECT_EQ(frames[0].line, 0);
+    EXPECT_FALSE(frames[0].inlined);
+  }
+  auto r = RunCommand("nm " + Quote(prog) + " | awk '$3==\"nosize\"{print $1}'");
+  uint64_t nosize = std::stoull(r.out, nullptr, 16);
+  const ElfSymbol* s = (*b)->FindSymbol(nosize + 4);  // the ret, inside the size-0 symbol
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->name, "nosize");
+  EXPECT_EQ(s->size, 5u);
+}
+
+TEST(BinaryCacheTest, IdentityAndReload) {
+  const auto& progs = BuildGoPrograms();
+  ASSERT_TRUE(progs.error.empty()) << progs.error;
+  std::string dir = test::MakeTempDir("cache");
+  std::string path = dir + "/bin";
+  ASSERT_EQ(RunCommand("cp " + Quote(progs.plain) + " " + Quote(path)).status, 0);
+  BinaryCache cache;
+  auto a = cache.Get(path);
+  ASSERT_TRUE(a.ok()) << a.error();
+  auto again = cache.Get(path);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(a->get(), again->get());
+
+  // Many threads asking at once get one shared object.
+  std::vector<std::thread> threads;
+  std::vector<Binary*> seen(8);
+  for (int i = 0; i < 8; i++) {
+    threads.emplace_back([&, i] {
+      auto r = cache.Get(path);
+      seen[i] = r.ok() ? r->get() : nullptr;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (Binary* p : seen) EXPECT_EQ(p, a->get());
+
+  // Replace the file with a different binary: new inode -> reloaded, different content.
+  ASSERT_EQ(RunCommand("cp " + Quote(progs.stripped) + " " + Quote(path + ".new") + " && mv " +
+                Quote(path + ".new") + " " + Quote(path))
+                .status,
+            0);
+  auto c = cache.Get(path);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(c->get(), a->get());
+  EXPECT_TRUE((*c)->elf().Symbols().empty());
+  EXPECT_FALSE((*a)->elf().Symbols().empty());  // the old one stays valid for its users
+
+  EXPECT_FALSE(cache.Get(dir + "/missing").ok());
+}
+
+TEST(BinaryCacheTest, Vdso) {
+  BinaryCache cache;
+  auto v = cache.Vdso();
+  ASSERT_TRUE(v.ok()) << v.error();
+  EXPECT_EQ((*v)->elf().name(), "[vdso]");
+  EXPECT_EQ((*v)->elf().type(), ET_DYN);
+  EXPECT_EQ((*v)->go(), nullptr);
+  // The kernel exports clock_gettime as __vdso_clock_gettime (x86-64) or
+  // __kernel_clock_gettime (arm64).
+  const ElfSymbol* cg = nullptr;
+  std::vector<ElfSymbol> syms = (*v)->elf().Symbols();
+  for (const ElfSymbol& s : syms) {
+    if (s.name == "__vdso_clock_gettime" || s.name == "__kernel_clock_gettime") cg = &s;
+  }
+  ASSERT_NE(cg, nullptr);
+  auto frames = (*v)->Symbolize(cg->value + 1);
+  ASSERT_EQ(frames.size(), 1u);
+  // Aliases (clock_gettime and __vdso_clock_gettime) share the address.
+  EXPECT_NE(frames[0].function.find("clock_gettime"), std::string::npos) << frames[0].function;
+  auto again = cache.Vdso();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), v->get());
+}
+
+}  // namespace
+}  // namespace sb::sym

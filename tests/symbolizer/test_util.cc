@@ -1,0 +1,175 @@
+#include "tests/symbolizer/test_util.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <elf.h>
+
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+
+namespace sb::sym::test {
+
+CommandResult RunCommand(const std::string& cmd, bool merge_stderr) {
+  CommandResult r;
+  std::string full = cmd + (merge_stderr ? " 2>&1" : "");
+  FILE* p = popen(full.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+std::string MakeTempDir(const std::string& tag) {
+  std::string base = SB_TEST_BUILD_DIR "/tmp";
+  mkdir(base.c_str(), 0755);
+  std::string tmpl = base + "/" + tag + ".XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    tmpl = "/tmp/sb-" + tag + ".XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) return "/tmp";
+  }
+  return tmpl;
+}
+
+std::string GoEnv() {
+  return "env GOCACHE=" + Quote(SB_TEST_BUILD_DIR "/gocache") +
+         " GO111MODULE=off GOFLAGS= GOPROXY=off GOTOOLCHAIN=local ";
+}
+
+const GoPrograms& BuildGoPrograms() {
+  static GoPrograms progs;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string dir = MakeTempDir("symtest");
+    std::string src = Quote(SB_TEST_SOURCE_DIR "/testdata/symtest/main.go");
+    struct Variant {
+      std::string* out;
+      const char* name;
+      const char* flags;
+    } variants[] = {
+        {&progs.plain, "plain", ""},
+        {&progs.stripped, "stripped", "-ldflags='-s -w'"},
+        {&progs.pie, "pie", "-buildmode=pie"},
+        {&progs.pie_stripped, "pie_stripped", "-buildmode=pie -ldflags='-s -w'"},
+    };
+    for (const Variant& v : variants) {
+      std::string out = dir + "/" + v.name;
+      auto r = RunCommand("cd " + Quote(dir) + " && " + GoEnv() + Quote(SB_GO_EXECUTABLE) +
+                   " build " + v.flags + " -o " + Quote(out) + " " + src);
+      if (r.status != 0) {
+        progs.error += std::string(v.name) + ": " + r.out;
+        continue;
+      }
+      *v.out = out;
+    }
+  });
+  return progs;
+}
+
+std::vector<ObjdumpFunc> Objdump(const std::string& binary) {
+  std::vector<ObjdumpFunc> out;
+  auto r = RunCommand(GoEnv() + Quote(SB_GO_EXECUTABLE) + " tool objdump " + Quote(binary), false);
+  std::istringstream in(r.out);
+  std::string line;
+  // "TEXT name(SB) file" then "  file:line\t0xADDR\tbytes\tasm" per instruction.
+  while (std::getline(in, line)) {
+    if (line.rfind("TEXT ", 0) == 0) {
+      size_t end = line.rfind("(SB)");
+      if (end == std::string::npos) continue;
+      ObjdumpFunc f;
+      f.name = line.substr(5, end - 5);
+      out.push_back(std::move(f));
+      continue;
+    }
+    if (out.empty()) continue;
+    std::istringstream ls(line);
+    std::string fileline, addr;
+    if (!(ls >> fileline >> addr) || addr.rfind("0x", 0) != 0) continue;
+    uint64_t pc = std::strtoull(addr.c_str(), nullptr, 16);
+    if (out.back().insns.empty()) out.back().entry = pc;
+    out.back().insns.emplace_back(pc, fileline);
+    while (!line.empty() && (line.back() == '\t' || line.back() == ' ')) line.pop_back();
+    size_t tab = line.rfind('\t');
+    out.back().asm_text.push_back(tab == std::string::npos ? "" : line.substr(tab + 1));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> Addr2Line(const std::string& binary,
+                                                           const std::vector<uint64_t>& pcs) {
+  std::string dir = MakeTempDir("addr2line");
+  std::string input = dir + "/pcs";
+  FILE* f = fopen(input.c_str(), "w");
+  if (f == nullptr) return {};
+  for (uint64_t pc : pcs) fprintf(f, "0x%llx\n", static_cast<unsigned long long>(pc));
+  fclose(f);
+  auto r = RunCommand(GoEnv() + Quote(SB_GO_EXECUTABLE) + " tool addr2line " + Quote(binary) + " < " +
+                   Quote(input),
+               false);
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(r.out);
+  std::string fn, fl;
+  while (std::getline(in, fn) && std::getline(in, fl)) out.emplace_back(fn, fl);
+  return out;
+}
+
+std::string LefthookDir(std::string* error) {
+  std::string dest = SB_TEST_SOURCE_DIR "/../../.cache/lefthook";
+  auto r = RunCommand(Quote(SB_TEST_SOURCE_DIR "/../../tools/fetch-lefthook.sh") + " " + Quote(dest));
+  if (r.status != 0) {
+    *error = "tools/fetch-lefthook.sh failed: " + r.out;
+    return "";
+  }
+  return dest;
+}
+
+std::string MakeMiniElf(uint16_t e_type, const std::vector<MiniSegment>& segments) {
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = e_type;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_phoff = segments.empty() ? 0 : sizeof(Elf64_Ehdr);
+  eh.e_phentsize = sizeof(Elf64_Phdr);
+  eh.e_phnum = static_cast<uint16_t>(segments.size());
+  std::string out(sizeof(eh) + segments.size() * sizeof(Elf64_Phdr), '\0');
+  std::vector<Elf64_Phdr> phdrs;
+  for (const MiniSegment& s : segments) {
+    while (out.size() % 16 != 0) out.push_back('\0');
+    Elf64_Phdr ph{};
+    ph.p_type = s.type;
+    ph.p_flags = s.flags;
+    ph.p_offset = out.size();
+    ph.p_vaddr = ph.p_paddr = s.vaddr;
+    ph.p_filesz = ph.p_memsz = s.data.size();
+    ph.p_align = 16;
+    phdrs.push_back(ph);
+    out += s.data;
+  }
+  std::memcpy(out.data(), &eh, sizeof(eh));
+  for (size_t i = 0; i < phdrs.size(); i++) {
+    std::memcpy(out.data() + sizeof(eh) + i * sizeof(Elf64_Phdr), &phdrs[i], sizeof(Elf64_Phdr));
+  }
+  return out;
+}
+
+}  // namespace sb::sym::test

@@ -1,0 +1,66 @@
+// Helpers shared by the symbolizer tests: running commands, building the Go test program in
+// several link modes (once per test process), and fetching the real lefthook binaries.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sb::sym::test {
+
+struct CommandResult {
+  int status = -1;  // exit code, or -1 when it could not run / was killed
+  std::string out;  // stdout (stderr too when merged)
+};
+
+// Runs CMD with /bin/sh; stdout captured, stderr appended when merge_stderr.
+CommandResult RunCommand(const std::string& cmd, bool merge_stderr = true);
+
+// Single-quotes S for /bin/sh.
+std::string Quote(const std::string& s);
+
+// A fresh directory under the build tree (or /tmp), removed by nobody: tests leave it for
+// post-mortem inspection; the build dir is disposable.
+std::string MakeTempDir(const std::string& tag);
+
+// Environment prefix for go commands: private GOCACHE, no modules, no network.
+std::string GoEnv();
+
+// The symtest program (tests/symbolizer/testdata/symtest) built with Go 1.19 in four modes.
+struct GoPrograms {
+  std::string plain;         // go build
+  std::string stripped;      // -ldflags='-s -w'
+  std::string pie;           // -buildmode=pie
+  std::string pie_stripped;  // -buildmode=pie -ldflags='-s -w'
+  std::string error;         // non-empty when the build failed
+};
+const GoPrograms& BuildGoPrograms();
+
+// One TEXT symbol from `go tool objdump`, with its instructions' pcs and file:line.
+struct ObjdumpFunc {
+  std::string name;
+  uint64_t entry = 0;
+  std::vector<std::pair<uint64_t, std::string>> insns;  // (pc, "file:line")
+  std::vector<std::string> asm_text;                      // one per insn
+};
+std::vector<ObjdumpFunc> Objdump(const std::string& binary);
+
+// `go tool addr2line`: for each pc, (function, "file:line").
+std::vector<std::pair<std::string, std::string>> Addr2Line(const std::string& binary,
+                                                           const std::vector<uint64_t>& pcs);
+
+// Directory holding lefthook-linux-x64 and lefthook-linux-arm64 (tools/fetch-lefthook.sh);
+// "" with a message in *error when they could not be fetched.
+std::string LefthookDir(std::string* error);
+
+// A minimal ELF64 little-endian image for malformed-input and no-section tests: the header,
+// one program header per segment, then each segment's bytes at a 16-aligned file offset.
+struct MiniSegment {
+  uint32_t type;
+  uint32_t flags;
+  uint64_t vaddr;
+  std::string data;
+};
+std::string MakeMiniElf(uint16_t e_type, const std::vector<MiniSegment>& segments);
+
+}  // namespace sb::sym::test

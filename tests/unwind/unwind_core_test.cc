@@ -1,0 +1,374 @@
+// The unwind core (the same code the BPF sampler runs) over synthetic stack images: each
+// test lays out Go stacks, g/m structs and a pcsp table in memory the way the runtime does,
+// and checks the frames, the stop reason and the crossing counters.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "ebpf/unwind/host_unwind.h"
+
+namespace sb::unwind {
+namespace {
+
+class FakeMemory : public MemoryView {
+ public:
+  void Put64(uint64_t addr, uint64_t v) {
+    for (int i = 0; i < 8; i++) bytes_[addr + i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  void Put32(uint64_t addr, uint32_t v) {
+    for (int i = 0; i < 4; i++) bytes_[addr + i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  bool Read(uint64_t addr, void* dst, size_t n) const override {
+    auto* out = static_cast<uint8_t*>(dst);
+    for (size_t i = 0; i < n; i++) {
+      auto it = bytes_.find(addr + i);
+      if (it == bytes_.end()) return false;
+      out[i] = it->second;
+    }
+    return true;
+  }
+
+ private:
+  std::map<uint64_t, uint8_t> bytes_;
+};
+
+// Link layout of the fake binary's text.
+constexpr uint64_t kText = 0x401000;
+constexpr uint64_t kGoexit = 0x401000;       // [0x401000, 0x401020)
+constexpr uint64_t kMstart = 0x401020;       // [0x401020, 0x401040)
+constexpr uint64_t kSystemstack = 0x401040;  // [0x401040, 0x401080)
+constexpr uint64_t kMcall = 0x401080;        // [0x401080, 0x4010c0)
+constexpr uint64_t kMorestack = 0x4010c0;    // [0x4010c0, 0x401100)
+constexpr uint64_t kMainF = 0x401100;        // main.f, frame 0x28: [0x401100, 0x401200)
+constexpr uint64_t kLeaf = 0x401200;         // frameless leaf: [0x401200, 0x401220)
+constexpr uint64_t kAllocFn = 0x401300;      // a g0 function with a frame [0x401300, 0x401400)
+constexpr uint64_t kTextEnd = 0x402000;
+
+// Runtime structures.
+constexpr uint64_t kFsBase = 0x7f0000001000;
+constexpr uint64_t kG = 0xc000000000;     // user goroutine
+constexpr uint64_t kG0 = 0xc000001000;
+constexpr uint64_t kM = 0xc000002000;
+constexpr uint64_t kGStackLo = 0xc000100000, kGStackHi = 0xc000108000;
+constexpr uint64_t kG0StackLo = 0x7f0000100000, kG0StackHi = 0x7f0000110000;
+
+sb_go_offsets Go119Offsets() {
+  sb_go_offsets o{};
+  o.g_stack_lo = 0; o.g_stack_hi = 8; o.g_m = 48; o.g_sched = 56;
+  o.g_atomicstatus = 144; o.g_goid = 152;
+  o.gobuf_sp = 0; o.gobuf_pc = 8; o.gobuf_bp = 48; o.gobuf_lr = 40;
+  o.m_g0 = 0; o.m_curg = 192; o.m_gsignal = 80;
+  return o;
+}
+
+class UnwindCoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    info_.flags = SB_PI_GO | SB_PI_HAS_OFFSETS | SB_PI_HAS_TLS | SB_PI_SYSTEMSTACK_SCHED;
+    info_.arch = SB_ARCH_AMD64;
+    info_.text_start = kText;
+    info_.text_end = kTextEnd;
+    info_.tls_g_offset = -8;
+    info_.off = Go119Offsets();
+    AddRange(kGoexit, kGoexit + 0x20, SB_FN_ROOT);
+    AddRange(kMstart, kMstart + 0x20, SB_FN_ROOT);
+    AddRange(kSystemstack, kSystemstack + 0x40, SB_FN_SYSTEMSTACK);
+    AddRange(kMcall, kMcall + 0x40, SB_FN_MCALL);
+    AddRange(kMorestack, kMorestack + 0x40, SB_FN_MORESTACK);
+    // pcsp runs (sorted): every function starts at delta 0; main.f pushes BP at +4 and
+    // allocates its frame at +5; the alloc function likewise.
+    deltas_ = {{0x000, 0}, {0x104, 8}, {0x105, 0x28}, {0x1f0, 8}, {0x1f1, 0},
+               {0x200, 0}, {0x304, 8}, {0x305, 0x40}, {0x3f0, 0}};
+    info_.delta_first = 0;
+    info_.delta_count = static_cast<uint32_t>(deltas_.size());
+    // A user goroutine running on m, g0 idle.
+    mem_.Put64(kG + 0, kGStackLo);
+    mem_.Put64(kG + 8, kGStackHi);
+    mem_.Put64(kG + 48, kM);
+    mem_.Put64(kG + 152, 42);  // goid
+    mem_.Put64(kG0 + 0, kG0StackLo);
+    mem_.Put64(kG0 + 8, kG0StackHi);
+    mem_.Put64(kG0 + 48, kM);
+    mem_.Put64(kM + 0, kG0);
+    mem_.Put64(kM + 192, kG);
+    mem_.Put64(kM + 80, 0xc000003000);  // gsignal
+  }
+
+  void AddRange(uint64_t s, uint64_t e, sb_func_kind k) {
+    info_.ranges[info_.nranges++] = sb_range{s, e, static_cast<uint32_t>(k), 0};
+  }
+  void SetCurrentG(uint64_t g) { mem_.Put64(kFsBase - 8, g); }
+  // A frame-pointer frame record at fp: saved fp and return address.
+  void Frame(uint64_t fp, uint64_t saved_fp, uint64_t ret) {
+    mem_.Put64(fp, saved_fp);
+    mem_.Put64(fp + 8, ret);
+  }
+  HostUnwindResult Run(uint64_t pc, uint64_t sp, uint64_t fp) {
+    HostUnwindInput in;
+    in.info = &info_;
+    in.deltas = &deltas_;
+    in.memory = &mem_;
+    in.fault_addresses = faults_;
+    Registers r;
+    r.pc = pc; r.sp = sp; r.fp = fp; r.tls_base = kFsBase;
+    return UnwindOnHost(in, r, &counters_);
+  }
+  static std::vector<uint64_t> Frames(const HostUnwindResult& r) {
+    return std::vector<uint64_t>(r.sample.frames, r.sample.frames + r.sample.nframes);
+  }
+
+  sb_proc_info info_{};
+  std::vector<sb_sp_delta> deltas_;
+  FakeMemory mem_;
+  std::set<uint64_t> faults_;
+  sb_counters counters_{};
+};
+
+// Goroutine stack: main.f (sampled mid-body) called from main.f called from goexit.
+TEST_F(UnwindCoreTest, FramePointerChainEndsAtGoexit) {
+  SetCurrentG(kG);
+  uint64_t fp0 = kGStackHi - 0x100, fp1 = kGStackHi - 0x80;
+  uint64_t sp0 = fp0 - 0x20;
+  Frame(fp0, fp1, kMainF + 0x50);  // returns into the outer main.f
+  Frame(fp1, 0, kGoexit + 1);
+  mem_.Put64(fp0 + 8, kMainF + 0x50);
+  auto r = Run(kMainF + 0x30, sp0, fp0);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x30, kMainF + 0x50, kGoexit + 1}));
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_EQ(r.sample.exact[0], 1u);  // only the leaf pc is exact
+  EXPECT_EQ(counters_.crossing[SB_CROSS_LEAF][SB_CNT_CROSSED], 0u);
+}
+
+// A frameless leaf: BP still belongs to the caller, the caller's pc is at [SP]. A pure
+// frame-pointer walk would go straight from the leaf to the caller's caller.
+TEST_F(UnwindCoreTest, FramelessLeafKeepsItsCaller) {
+  SetCurrentG(kG);
+  uint64_t caller_fp = kGStackHi - 0x100;
+  uint64_t sp = caller_fp - 0x28;  // caller's frame below its saved BP, then the call's ret slot
+  mem_.Put64(sp, kMainF + 0x60);   // return address into main.f
+  Frame(caller_fp, 0, kGoexit + 1);
+  auto r = Run(kLeaf + 4, sp, caller_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kLeaf + 4, kMainF + 0x60, kGoexit + 1}));
+  EXPECT_EQ(counters_.crossing[SB_CROSS_LEAF][SB_CNT_CROSSED], 1u);
+  EXPECT_TRUE(r.sample.crossed & (1u << SB_CROSS_LEAF));
+}
+
+// Sampled in main.f's prologue right after PUSHQ BP (delta 8, BP not yet moved).
+TEST_F(UnwindCoreTest, PrologueAfterPushUsesPcsp) {
+  SetCurrentG(kG);
+  uint64_t caller_fp = kGStackHi - 0x100;
+  uint64_t sp = kGStackHi - 0x200;
+  mem_.Put64(sp, caller_fp);            // pushed BP
+  mem_.Put64(sp + 8, kMainF + 0x70);    // return address into the caller (another main.f)
+  Frame(caller_fp, 0, kGoexit + 1);
+  auto r = Run(kMainF + 4, sp, caller_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 4, kMainF + 0x70, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// Go 1.19 amd64 systemstack: sampled in a g0 function called by systemstack on behalf of
+// main.f; main.f's return address is only in curg.sched.sp.
+TEST_F(UnwindCoreTest, SystemstackInsertsTheCallerFromSched) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  uint64_t sched_sp = kGStackHi - 0x300;    // points at systemstack's return address into F
+  uint64_t f_fp = kGStackHi - 0x200;        // F's frame record
+  Frame(g0_fp, f_fp, kSystemstack + 0x30);  // alloc fn returns into systemstack
+  mem_.Put64(sched_sp, kMainF + 0x90);      // F = main.f
+  Frame(f_fp, 0, kGoexit + 1);
+  mem_.Put64(kG + 56 + 0, sched_sp);        // g.sched.sp
+  mem_.Put64(kG + 56 + 8, kSystemstack);    // g.sched.pc (systemstack_switch in real life)
+  mem_.Put64(kG + 56 + 48, f_fp);           // g.sched.bp
+  auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30, kMainF + 0x90,
+                                              kGoexit + 1}));
+  EXPECT_EQ(r.sample.goid, 42u);  // the goroutine that asked for the work
+  EXPECT_TRUE(r.sample.flags & SB_SAMPLE_ON_G0);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+}
+
+// Without the curg.sched recipe (Go 1.21+ amd64) the frame chain crosses by itself.
+TEST_F(UnwindCoreTest, SystemstackByFramePointersOnNewerGo) {
+  info_.flags &= ~SB_PI_SYSTEMSTACK_SCHED;
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100, ss_fp = kG0StackHi - 0x80;
+  uint64_t f_fp = kGStackHi - 0x200;
+  Frame(g0_fp, ss_fp, kSystemstack + 0x30);
+  Frame(ss_fp, f_fp, kMainF + 0x90);  // systemstack's own frame record links to F
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30, kMainF + 0x90,
+                                              kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+}
+
+// mcall with m.curg still set: continue from curg.sched.
+TEST_F(UnwindCoreTest, McallWithCurg) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  uint64_t f_fp = kGStackHi - 0x200;
+  Frame(g0_fp, 0, kMcall + 0x20);
+  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
+  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
+  mem_.Put64(kG + 56 + 48, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_CROSSED], 1u);
+}
+
+// After dropg (m.curg = 0): the g pushed by mcall at g0.sched.sp - 8, still parked.
+TEST_F(UnwindCoreTest, McallAfterDropgUsesTheG0Slot) {
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, 0);   // dropg
+  mem_.Put64(kG + 48, 0);    // parked: g.m == 0
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  uint64_t f_fp = kGStackHi - 0x200;
+  Frame(g0_fp, 0, kMcall + 0x20);
+  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
+  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
+  mem_.Put64(kG + 56 + 48, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// The slot's goroutine already runs on another M: its sched is not this stack's. Stop.
+TEST_F(UnwindCoreTest, McallStaleGoroutineStops) {
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, 0);
+  mem_.Put64(kG + 48, 0xc000009000);  // g.m != 0: running elsewhere
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  Frame(g0_fp, 0, kMcall + 0x20);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20}));
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_STOPPED], 1u);
+}
+
+// newstack called from morestack: f (in its prologue), f's caller, then on to goexit.
+TEST_F(UnwindCoreTest, MorestackEmitsTheGrowingFunctionAndItsCaller) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  Frame(g0_fp, 0, kMorestack + 0x30);
+  uint64_t sched_sp = kGStackHi - 0x300;
+  uint64_t caller_fp = kGStackHi - 0x200;
+  mem_.Put64(kG + 56 + 0, sched_sp);
+  mem_.Put64(kG + 56 + 8, kMainF + 0x0d);  // ret addr of CALL morestack in f's prologue
+  mem_.Put64(kG + 56 + 48, caller_fp);
+  mem_.Put64(sched_sp, kMainF + 0xb0);     // f's return address into its caller
+  Frame(caller_fp, 0, kGoexit + 1);
+  mem_.Put32(kG + 144, 2);  // _Grunning
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMainF + 0x0d,
+                                              kMainF + 0xb0, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  mem_.Put32(kG + 144, 8 /* _Gcopystack */);
+  auto r2 = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r2.sample.stop_reason, SB_STOP_COPYSTACK);
+}
+
+// Idle M: g0 stack down to mstart.
+TEST_F(UnwindCoreTest, G0StackEndsAtMstart) {
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, 0);
+  uint64_t fp0 = kG0StackHi - 0x100, fp1 = kG0StackHi - 0x80;
+  Frame(fp0, fp1, kAllocFn + 0x80);
+  Frame(fp1, 0xdead, kMstart + 5);  // garbage below the root must never be followed
+  auto r = Run(kAllocFn + 0x20, fp0 - 0x38, fp0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x20, kAllocFn + 0x80, kMstart + 5}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 0u);
+}
+
+// vDSO code on the g0 stack, called by time.now on behalf of a goroutine: continue from
+// m.vdsoPC / m.vdsoSP, with time.now's saved frame pointer at vdsoSP - 16.
+TEST_F(UnwindCoreTest, VdsoContinuesFromVdsoPcAndSp) {
+  info_.off.m_vdsosp = 800;
+  info_.off.m_vdsopc = 808;
+  info_.vdso_start = 0x7fff00000000;
+  info_.vdso_end = 0x7fff00002000;
+  SetCurrentG(kG0);
+  uint64_t vdso_fp = kG0StackHi - 0x100;            // the vDSO function's own frame on g0
+  Frame(vdso_fp, kG0StackHi - 0x80, 0x7fff00000500);
+  uint64_t vsp = kGStackHi - 0x300, caller_fp = kGStackHi - 0x200;
+  mem_.Put64(kM + 800, vsp);
+  mem_.Put64(kM + 808, kMainF + 0xc0);               // return address into time.now's caller
+  mem_.Put64(vsp - 16, caller_fp);                   // time.now's saved BP
+  Frame(caller_fp, 0, kGoexit + 1);
+  auto r = Run(0x7fff00000400, vdso_fp - 0x10, vdso_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7fff00000400, kMainF + 0xc0, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_VDSO][SB_CNT_CROSSED], 1u);
+}
+
+TEST_F(UnwindCoreTest, FramePointerGoingDownIsBadFp) {
+  SetCurrentG(kG);
+  uint64_t fp0 = kGStackHi - 0x100;
+  Frame(fp0, fp0 - 0x40, kMainF + 0x50);  // saved fp below the current one
+  Frame(fp0 - 0x40, 0, kGoexit + 1);
+  auto r = Run(kMainF + 0x30, fp0 - 0x20, fp0);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_BAD_FP);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x30, kMainF + 0x50}));
+}
+
+TEST_F(UnwindCoreTest, InjectedFaultStopsWithReadFault) {
+  SetCurrentG(kG);
+  uint64_t fp0 = kGStackHi - 0x100, fp1 = kGStackHi - 0x80;
+  Frame(fp0, fp1, kMainF + 0x50);
+  Frame(fp1, 0, kGoexit + 1);
+  faults_.insert(fp1 + 8);
+  auto r = Run(kMainF + 0x30, fp0 - 0x20, fp0);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_READ_FAULT);
+  EXPECT_EQ(r.faults_hit, std::set<uint64_t>{fp1 + 8});
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x30, kMainF + 0x50}));
+}
+
+TEST_F(UnwindCoreTest, LongChainStopsAtMaxFrames) {
+  SetCurrentG(kG);
+  uint64_t fp = kGStackLo + 0x100;
+  for (int i = 0; i < 200; i++) Frame(fp + 0x20 * i, fp + 0x20 * (i + 1), kMainF + 0x50);
+  auto r = Run(kMainF + 0x30, fp - 0x20, fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_MAX_FRAMES);
+  EXPECT_EQ(r.sample.nframes, static_cast<uint32_t>(SB_MAX_FRAMES));
+}
+
+// Unknown offsets: never cross a switch with guessed values.
+TEST_F(UnwindCoreTest, NoOffsetsStopsAtASwitch) {
+  info_.flags = SB_PI_GO | SB_PI_HAS_TLS;
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  Frame(g0_fp, kGStackHi - 0x200, kSystemstack + 0x30);
+  auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_NO_OFFSETS);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30}));
+}
+
+TEST_F(UnwindCoreTest, ZeroFramePointerOutsideGoIsEndOfChain) {
+  SetCurrentG(kG);
+  auto r = Run(0x7f1234560000, 0x7ffc00000000, 0);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_END_OF_CHAIN);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f1234560000}));
+}
+
+TEST(StopReasonNames, EveryReasonHasAName) {
+  for (int i = 1; i < SB_STOP_MAX; i++) EXPECT_STRNE(StopReasonName(i), "unknown") << i;
+  for (int i = 0; i < SB_CROSS_MAX; i++) EXPECT_STRNE(CrossingName(i), "unknown") << i;
+}
+
+}  // namespace
+}  // namespace sb::unwind

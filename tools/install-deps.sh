@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything switchback needs to build and test on a fresh Debian 12, as root.
+# Idempotent: packages already present are skipped by apt. Newer Go toolchains are not
+# installed here (see tools/fetch-go.sh: they go into a cache, never system-wide).
+set -euo pipefail
+if [ "$(id -u)" != 0 ]; then echo "install-deps: run as root (apt-get install)" >&2; exit 1; fi
+pkgs=(
+  build-essential cmake pkg-config git
+  clang-14 llvm-14 libclang-rt-14-dev           # BPF target, libFuzzer and sanitizers
+  libbpf-dev bpftool libelf-dev                 # BPF objects and skeletons
+  libdwarf-dev libzydis-dev libunwind-dev       # binary analysis
+  libprotobuf-dev protobuf-compiler             # pprof profile.proto
+  libzstd-dev zlib1g-dev                        # gzip pprof, zstd test data
+  nlohmann-json3-dev libcli11-dev libfmt-dev    # JSON, CLI parsing, formatting
+  libgtest-dev libgmock-dev libbenchmark-dev googletest
+  golang-go                                     # Go 1.19: builds the test workloads
+  qemu-user gcc-aarch64-linux-gnu               # arm64 workloads
+  delve gdb linux-perf                          # oracles and baselines
+  binutils file procps
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "install-deps: all packages present"

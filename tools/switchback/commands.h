@@ -1,0 +1,15 @@
+// Subcommands of the switchback CLI. Each registers its options and returns its exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace sb::cli {
+
+using Runner = std::function<int()>;
+
+// Adds `record` to app; *run is set to its runner.
+void AddRecordCommand(CLI::App& app, Runner* run);
+void AddInspectCommand(CLI::App& app, Runner* run);
+
+}  // namespace sb::cli

@@ -1,0 +1,90 @@
+// `switchback inspect BINARY`: what the unwinder knows about a Go executable, and where each
+// fact came from.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "symbolizer/binary.h"
+#include "tools/switchback/commands.h"
+#include "unwinder/go_binary_facts.h"
+
+namespace sb::cli {
+namespace {
+
+struct InspectArgs {
+  std::string path;
+  bool json = false;
+};
+
+int RunInspect(const InspectArgs& a) {
+  auto bin = sym::Binary::Load(a.path);
+  if (!bin.ok()) {
+    fprintf(stderr, "switchback inspect: %s\n", bin.error().c_str());
+    return 1;
+  }
+  auto facts = unwinder::AnalyzeGoBinary(**bin, a.path);
+  if (!facts.ok()) {
+    fprintf(stderr, "switchback inspect: %s\n", facts.error().c_str());
+    return 1;
+  }
+  const auto& f = **facts;
+  const auto& o = f.offsets;
+  nlohmann::json j;
+  j["path"] = f.path;
+  j["arch"] = sym::ArchName(f.arch);
+  j["go_version"] = f.go_version;
+  j["pie"] = f.pie;
+  j["build_id"] = f.build_id;
+  j["text"] = {{"start", f.text_start}, {"end", f.text_end}};
+  j["offsets"] = {{"source", f.offsets_source}, {"known", f.has_offsets}};
+  if (f.has_offsets) {
+    j["offsets"]["g"] = {{"stack.lo", o.g_stack_lo}, {"stack.hi", o.g_stack_hi}, {"m", o.g_m},
+                         {"sched", o.g_sched}, {"atomicstatus", o.g_atomicstatus}, {"goid", o.g_goid}};
+    j["offsets"]["gobuf"] = {{"sp", o.gobuf_sp}, {"pc", o.gobuf_pc}, {"bp", o.gobuf_bp}, {"lr", o.gobuf_lr}};
+    j["offsets"]["m"] = {{"g0", o.m_g0}, {"curg", o.m_curg}, {"gsignal", o.m_gsignal}};
+  }
+  j["tls"] = {{"known", f.has_tls}, {"g_offset", f.tls_g_offset}, {"source", f.tls_source}};
+  j["systemstack_recipe"] = f.systemstack_sched_recipe ? "curg.sched (amd64 < go1.21)" : "frame pointers";
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const auto& r : f.ranges) ranges.push_back({{"name", r.name}, {"start", r.start}, {"end", r.end}});
+  j["functions"] = ranges;
+  j["pcsp_runs"] = f.sp_deltas.size();
+  j["missing"] = f.missing;
+  if (a.json) {
+    printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  printf("%s\n  arch %s, %s, %s\n", f.path.c_str(), sym::ArchName(f.arch),
+         f.go_version.empty() ? "Go version unknown" : f.go_version.c_str(), f.pie ? "PIE" : "not PIE");
+  printf("  build id    %s\n", f.build_id.c_str());
+  printf("  Go text     0x%llx-0x%llx, %zu pcsp runs\n", (unsigned long long)f.text_start,
+         (unsigned long long)f.text_end, f.sp_deltas.size());
+  printf("  offsets     %s\n", f.offsets_source.c_str());
+  if (f.has_offsets)
+    printf("              g.m=%u g.sched=%u g.goid=%u g.atomicstatus=%u gobuf.sp/pc/bp=%u/%u/%u m.g0=%u m.curg=%u m.gsignal=%u\n",
+           o.g_m, o.g_sched, o.g_goid, o.g_atomicstatus, o.gobuf_sp, o.gobuf_pc, o.gobuf_bp, o.m_g0,
+           o.m_curg, o.m_gsignal);
+  printf("  TLS g       %s\n", f.has_tls ? fmt::format("fs_base{:+d} ({})", f.tls_g_offset, f.tls_source).c_str()
+                                         : f.tls_source.c_str());
+  printf("  systemstack %s\n", j["systemstack_recipe"].get<std::string>().c_str());
+  for (const auto& r : f.ranges)
+    printf("  %-22s 0x%llx-0x%llx\n", r.name.c_str(), (unsigned long long)r.start, (unsigned long long)r.end);
+  for (const auto& m : f.missing) printf("  missing: %s\n", m.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddInspectCommand(CLI::App& app, Runner* run) {
+  auto args = std::make_shared<InspectArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Print the Go runtime facts switchback reads from an executable, with their source.");
+  cmd->add_option("binary", args->path, "Go executable")->required();
+  cmd->add_flag("--json", args->json, "print JSON");
+  cmd->callback([args, run] { *run = [args] { return RunInspect(*args); }; });
+}
+
+}  // namespace sb::cli

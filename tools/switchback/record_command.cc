@@ -1,0 +1,137 @@
+// `switchback record`: sample running Go processes and write pprof / folded / SVG files.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/file_util.h"
+#include "profile/writers.h"
+#include "recorder/recorder.h"
+#include "tools/switchback/commands.h"
+
+namespace sb::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+struct RecordArgs {
+  std::vector<uint32_t> pids;
+  bool all = false;
+  double duration = 0;
+  int frequency = 99;
+  std::string output = "switchback.pb.gz";
+  std::string folded;
+  std::string flamegraph;
+  std::string stats;
+  bool quiet = false;
+  size_t top = 15;
+};
+
+int Fail(const std::string& msg) {
+  fprintf(stderr, "switchback record: %s\n", msg.c_str());
+  return 1;
+}
+
+int RunRecord(const RecordArgs& a) {
+  // Every output must be writable before we spend the recording time.
+  for (const std::string* path : {&a.output, &a.folded, &a.flamegraph, &a.stats}) {
+    if (path->empty()) continue;
+    if (auto st = CheckWritable(*path); !st.ok()) return Fail(st.error());
+  }
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  recorder::RecordOptions opts;
+  opts.pids = a.pids;
+  opts.all = a.all;
+  opts.duration_s = a.duration;
+  opts.frequency_hz = a.frequency;
+  opts.stop = &g_stop;
+  bool tty = isatty(STDERR_FILENO) && !a.quiet;
+  if (tty) {
+    opts.on_status = [](const recorder::LiveStatus& s) {
+      fprintf(stderr, "\r\033[K[%6.1fs] samples %llu  lost %llu  processes %zu  (Ctrl-C to stop)",
+              s.elapsed_s, static_cast<unsigned long long>(s.samples),
+              static_cast<unsigned long long>(s.lost), s.processes);
+      fflush(stderr);
+    };
+  }
+  if (!a.quiet)
+    fprintf(stderr, "switchback: recording %s at %d Hz%s\n",
+            a.all ? "all Go processes" : fmt::format("{} process(es)", a.pids.size()).c_str(),
+            a.frequency, a.duration > 0 ? fmt::format(" for {}s", a.duration).c_str() : " until Ctrl-C");
+  auto r = recorder::Record(opts);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (!r.ok()) return Fail(r.error());
+
+  int rc = 0;
+  auto pb = profile::WritePprofGz(r->profile);
+  if (!pb.ok()) return Fail(pb.error());
+  if (auto st = WriteFileAtomic(a.output, *pb); !st.ok()) rc = Fail(st.error());
+  if (!a.folded.empty())
+    if (auto st = WriteFileAtomic(a.folded, profile::WriteFolded(r->profile)); !st.ok()) rc = Fail(st.error());
+  if (!a.flamegraph.empty()) {
+    std::string title = "switchback CPU profile";
+    if (auto st = WriteFileAtomic(a.flamegraph, profile::WriteFlameGraphSvg(r->profile, title)); !st.ok())
+      rc = Fail(st.error());
+  }
+  if (!a.stats.empty())
+    if (auto st = WriteFileAtomic(a.stats, recorder::StatsToJson(r->stats).dump(2) + "\n"); !st.ok())
+      rc = Fail(st.error());
+  if (!a.quiet) {
+    fputs(recorder::StatsSummary(r->stats).c_str(), stderr);
+    if (a.top > 0 && !r->profile.samples.empty()) {
+      fputs("\nTop functions:\n", stderr);
+      fputs(profile::WriteTopTable(r->profile, a.top).c_str(), stderr);
+    }
+    fprintf(stderr, "\nWrote %s", a.output.c_str());
+    if (!a.folded.empty()) fprintf(stderr, ", %s", a.folded.c_str());
+    if (!a.flamegraph.empty()) fprintf(stderr, ", %s", a.flamegraph.c_str());
+    if (!a.stats.empty()) fprintf(stderr, ", %s", a.stats.c_str());
+    fprintf(stderr, "\nView: go tool pprof -top %s\n", a.output.c_str());
+  }
+  return rc;
+}
+
+}  // namespace
+
+void AddRecordCommand(CLI::App& app, Runner* run) {
+  auto args = std::make_shared<RecordArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "record",
+      "Sample the on-CPU user stacks of Go processes (all threads) with a BPF perf_event program\n"
+      "on every CPU and write a pprof profile. Stacks end at a Go root (runtime.goexit, mstart,\n"
+      "rt0_go) or with a final frame [stopped: REASON] saying why they are incomplete.");
+  cmd->add_option("--pid,-p", args->pids, "process to record (repeatable)");
+  cmd->add_flag("--all,-a", args->all, "record every Go process on the host, including new ones");
+  cmd->add_option("--duration,-d", args->duration, "seconds to record (default: until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--frequency,-F", args->frequency, "samples per second per CPU (default 99)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--output,-o", args->output, "pprof output (gzip), default switchback.pb.gz");
+  cmd->add_option("--folded", args->folded, "also write folded stacks (root first) to this file");
+  cmd->add_option("--flamegraph", args->flamegraph, "also write an SVG flame graph to this file");
+  cmd->add_option("--stats", args->stats, "also write the recording's statistics as JSON");
+  cmd->add_option("--top", args->top, "functions to list in the summary (0: none)");
+  cmd->add_flag("--quiet,-q", args->quiet, "no status line and no summary");
+  cmd->callback([args, run] {
+    *run = [args] {
+      if (args->pids.empty() && !args->all) return Fail("give --pid PID (repeatable) or --all");
+      if (!args->pids.empty() && args->all) return Fail("--pid and --all exclude each other");
+      return RunRecord(*args);
+    };
+  });
+}
+
+}  // namespace sb::cli

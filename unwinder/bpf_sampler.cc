@@ -1,0 +1,188 @@
+#include "unwinder/bpf_sampler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "sampler.h"
+#include "sampler.skel.h"
+
+namespace sb::unwinder {
+namespace {
+
+constexpr uint32_t kSpDeltaEntries = 1u << 21;  // must match bpf_env.bpf.h
+
+int SilentPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
+  if (level == LIBBPF_WARN && getenv("SWITCHBACK_BPF_DEBUG")) return vfprintf(stderr, fmt, args);
+  if (getenv("SWITCHBACK_BPF_DEBUG")) return vfprintf(stderr, fmt, args);
+  return 0;
+}
+
+std::string Errno(int err) { return std::strerror(err < 0 ? -err : err); }
+
+}  // namespace
+
+std::string BpfUnavailableReason() {
+  if (geteuid() != 0)
+    return "switchback needs root (or CAP_BPF and CAP_PERFMON) to load its BPF sampler";
+  if (!std::filesystem::exists("/sys/kernel/btf/vmlinux"))
+    return "the kernel has no BTF (/sys/kernel/btf/vmlinux missing): CONFIG_DEBUG_INFO_BTF is needed";
+  return "";
+}
+
+Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts) {
+  if (auto why = BpfUnavailableReason(); !why.empty()) return MakeError(why);
+  libbpf_set_print(SilentPrint);
+  std::unique_ptr<BpfSampler> s(new BpfSampler());
+  s->skel_ = sampler_bpf__open();
+  if (!s->skel_) return MakeError("cannot open the BPF sampler: " + Errno(errno));
+  s->skel_->rodata->self_tgid = static_cast<uint32_t>(getpid());
+  s->skel_->rodata->track_all = opts.track_all ? 1 : 0;
+  if (int err = sampler_bpf__load(s->skel_); err != 0)
+    return MakeError("cannot load the BPF sampler (verifier or permissions): " + Errno(err) +
+                     " (set SWITCHBACK_BPF_DEBUG=1 for the verifier log)");
+  if (auto st = s->Attach(opts.frequency_hz); !st.ok()) return MakeError(st.error());
+  return s;
+}
+
+Status BpfSampler::Attach(int frequency_hz) {
+  int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return MakeError("cannot count CPUs: " + Errno(ncpu));
+  for (int cpu = 0; cpu < ncpu; cpu++) {
+    perf_event_attr attr{};
+    attr.size = sizeof(attr);
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.freq = 1;
+    attr.sample_freq = static_cast<uint64_t>(frequency_hz);
+    int fd = static_cast<int>(syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+    if (fd < 0) {
+      if (errno == ENODEV) continue;  // CPU offline
+      return MakeError("perf_event_open on CPU " + std::to_string(cpu) + ": " + Errno(errno) +
+                       (errno == EACCES || errno == EPERM ? " (CAP_PERFMON needed)" : ""));
+    }
+    bpf_link* link = bpf_program__attach_perf_event(skel_->progs.sample_cpu, fd);
+    if (!link) {
+      int err = errno;
+      close(fd);
+      return MakeError("cannot attach the sampler to CPU " + std::to_string(cpu) + ": " + Errno(err));
+    }
+    links_.push_back(link);  // the link owns fd and closes it on destroy
+  }
+  auto on_sample = [](void* ctx, void* data, size_t size) -> int {
+    auto* self = static_cast<BpfSampler*>(ctx);
+    sb_sample s{};
+    std::memcpy(&s, data, std::min(size, sizeof(s)));
+    if (s.nframes > SB_MAX_FRAMES) s.nframes = SB_MAX_FRAMES;
+    if (self->cur_sample_fn_) (*self->cur_sample_fn_)(s);
+    self->delivered_++;
+    return 0;
+  };
+  auto on_proc = [](void* ctx, void* data, size_t size) -> int {
+    auto* self = static_cast<BpfSampler*>(ctx);
+    if (size < sizeof(sb_new_process)) return 0;
+    auto* ev = static_cast<const sb_new_process*>(data);
+    if (self->cur_proc_fn_) (*self->cur_proc_fn_)(ev->pid);
+    return 0;
+  };
+  samples_rb_ = ring_buffer__new(bpf_map__fd(skel_->maps.samples), on_sample, this, nullptr);
+  if (!samples_rb_) return MakeError("cannot open the sample ring buffer: " + Errno(errno));
+  procs_rb_ = ring_buffer__new(bpf_map__fd(skel_->maps.new_processes), on_proc, this, nullptr);
+  if (!procs_rb_) return MakeError("cannot open the process ring buffer: " + Errno(errno));
+  return Status::Ok();
+}
+
+BpfSampler::~BpfSampler() {
+  // Detach first, so no program runs while the maps go away.
+  for (auto* l : links_) bpf_link__destroy(l);
+  links_.clear();
+  if (samples_rb_) ring_buffer__free(samples_rb_);
+  if (procs_rb_) ring_buffer__free(procs_rb_);
+  if (skel_) sampler_bpf__destroy(skel_);
+}
+
+Result<uint32_t> BpfSampler::UploadSpDeltas(const std::string& binary_key,
+                                            const std::vector<sb_sp_delta>& d) {
+  if (auto it = delta_base_.find(binary_key); it != delta_base_.end()) return it->second;
+  if (d.size() > kSpDeltaEntries - delta_used_)
+    return MakeError("pcsp table full: " + std::to_string(d.size()) + " more entries do not fit");
+  uint32_t base = delta_used_;
+  int fd = bpf_map__fd(skel_->maps.sp_deltas);
+  // Batched update: one syscall per 64k entries instead of one per entry.
+  constexpr size_t kBatch = 65536;
+  std::vector<uint32_t> keys;
+  for (size_t i = 0; i < d.size(); i += kBatch) {
+    size_t n = std::min(kBatch, d.size() - i);
+    keys.resize(n);
+    for (size_t j = 0; j < n; j++) keys[j] = base + static_cast<uint32_t>(i + j);
+    uint32_t count = static_cast<uint32_t>(n);
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+    if (bpf_map_update_batch(fd, keys.data(), &d[i], &count, &opts) != 0) {
+      for (size_t j = 0; j < n; j++)  // older kernels: one by one
+        if (bpf_map_update_elem(fd, &keys[j], &d[i + j], BPF_ANY) != 0)
+          return MakeError("cannot fill the pcsp map: " + Errno(errno));
+    }
+  }
+  delta_used_ += static_cast<uint32_t>(d.size());
+  delta_base_[binary_key] = base;
+  return base;
+}
+
+Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& info) {
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.proc_info), &pid, &info, BPF_ANY) != 0)
+    return MakeError("cannot track process " + std::to_string(pid) + ": " + Errno(errno));
+  return Status::Ok();
+}
+
+void BpfSampler::UntrackProcess(uint32_t pid) {
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.proc_info), &pid);
+}
+
+int BpfSampler::Poll(int timeout_ms, const SampleFn& on_sample, const NewProcessFn& on_new_process) {
+  cur_sample_fn_ = &on_sample;
+  cur_proc_fn_ = &on_new_process;
+  delivered_ = 0;
+  ring_buffer__poll(samples_rb_, timeout_ms);
+  ring_buffer__consume(samples_rb_);
+  ring_buffer__consume(procs_rb_);
+  cur_sample_fn_ = nullptr;
+  cur_proc_fn_ = nullptr;
+  return delivered_;
+}
+
+sb_counters BpfSampler::Counters() const {
+  sb_counters total{};
+  int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return total;
+  std::vector<sb_counters> per_cpu(static_cast<size_t>(ncpu));
+  uint32_t key = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.counters), &key, per_cpu.data()) != 0) return total;
+  for (const auto& c : per_cpu) {
+    total.samples += c.samples;
+    total.lost += c.lost;
+    total.unknown_pid += c.unknown_pid;
+    for (int i = 0; i < SB_STOP_MAX; i++) total.stop[i] += c.stop[i];
+    for (int i = 0; i < SB_CROSS_MAX; i++)
+      for (int k = 0; k < 3; k++) total.crossing[i][k] += c.crossing[i][k];
+  }
+  return total;
+}
+
+BpfProgramStats BpfSampler::ProgramStats() const {
+  BpfProgramStats s;
+  bpf_prog_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(bpf_program__fd(skel_->progs.sample_cpu), &info, &len) == 0) {
+    s.run_count = info.run_cnt;
+    s.run_time_ns = info.run_time_ns;
+  }
+  return s;
+}
+
+}  // namespace sb::unwinder

@@ -1,0 +1,68 @@
+// The live sampler: loads sampler.bpf.c (libbpf skeleton), opens one cpu-clock perf event per
+// CPU, keeps per-process facts and pcsp runs in BPF maps, and delivers samples.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "ebpf/unwind/unwind_types.h"
+
+struct sampler_bpf;
+struct bpf_link;
+struct ring_buffer;
+
+namespace sb::unwinder {
+
+struct SamplerOptions {
+  int frequency_hz = 99;
+  bool track_all = false;  // report samples of unknown processes (for --all)
+};
+
+struct BpfProgramStats {
+  uint64_t run_count = 0;
+  uint64_t run_time_ns = 0;  // needs kernel.bpf_stats_enabled=1
+};
+
+// Says why BPF cannot be used here (missing privilege, no BTF, ...), or "" when it can.
+std::string BpfUnavailableReason();
+
+class BpfSampler {
+ public:
+  static Result<std::unique_ptr<BpfSampler>> Open(const SamplerOptions& opts);
+  ~BpfSampler();
+  BpfSampler(const BpfSampler&) = delete;
+  BpfSampler& operator=(const BpfSampler&) = delete;
+
+  // Uploads a binary's pcsp runs once (keyed by binary_key) and returns its first index.
+  Result<uint32_t> UploadSpDeltas(const std::string& binary_key, const std::vector<sb_sp_delta>& d);
+  Status TrackProcess(uint32_t pid, const sb_proc_info& info);
+  void UntrackProcess(uint32_t pid);
+
+  using SampleFn = std::function<void(const sb_sample&)>;
+  using NewProcessFn = std::function<void(uint32_t pid)>;
+  // Waits up to timeout_ms for data, then delivers what is there. Returns samples delivered.
+  int Poll(int timeout_ms, const SampleFn& on_sample, const NewProcessFn& on_new_process);
+
+  sb_counters Counters() const;  // summed over CPUs
+  BpfProgramStats ProgramStats() const;
+
+ private:
+  BpfSampler() = default;
+  Status Attach(int frequency_hz);
+
+  sampler_bpf* skel_ = nullptr;
+  std::vector<::bpf_link*> links_;
+  ::ring_buffer* samples_rb_ = nullptr;
+  ::ring_buffer* procs_rb_ = nullptr;
+  std::map<std::string, uint32_t> delta_base_;
+  uint32_t delta_used_ = 0;
+  const SampleFn* cur_sample_fn_ = nullptr;
+  const NewProcessFn* cur_proc_fn_ = nullptr;
+  int delivered_ = 0;
+};
+
+}  // namespace sb::unwinder

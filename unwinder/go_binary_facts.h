@@ -1,0 +1,57 @@
+// Everything the unwinder needs to know about one Go executable, found once per binary and
+// shared by all processes that run it. Addresses are link-time; processes add their bias.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "ebpf/unwind/unwind_types.h"
+#include "symbolizer/binary.h"
+
+namespace sb::unwinder {
+
+struct FuncRange {
+  std::string name;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  sb_func_kind kind = SB_FN_NONE;
+};
+
+struct GoBinaryFacts {
+  std::string path;
+  std::string build_id;
+  sym::Arch arch = sym::Arch::kUnknown;
+  std::string go_version;  // "go1.19.8", "" when unknown
+  int go_minor = 0;        // 19
+  bool pie = false;
+
+  uint64_t text_start = 0;  // first Go function entry
+  uint64_t text_end = 0;
+
+  bool has_offsets = false;
+  sb_go_offsets offsets{};
+  std::string offsets_source;  // "table go1.19", or why there are none
+
+  bool has_tls = false;
+  int64_t tls_g_offset = 0;
+  std::string tls_source;
+
+  bool systemstack_sched_recipe = false;  // amd64 before Go 1.21
+  std::vector<FuncRange> ranges;          // roots and switch functions
+  std::vector<std::string> missing;       // facts we looked for and did not find
+  std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start
+};
+
+// Analyses a Go executable. Errors only when it is not a Go binary at all; missing facts are
+// listed in `missing` and the corresponding flags stay off.
+Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& bin,
+                                                             const std::string& path);
+
+// sb_proc_info for a process running `facts` with load bias `bias` (0 for non-PIE).
+// delta_first is the binary's first index in the BPF sp_deltas array.
+sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t delta_first);
+
+}  // namespace sb::unwinder
