@@ -41,23 +41,44 @@ std::string Fmt(const char* format, double v) {
   return buf;
 }
 
-// Escapes the five XML specials and drops control characters XML 1.0 cannot carry at all.
+// Length of the valid UTF-8 sequence at S[I], or 0 if the bytes there are not one.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+// Escapes the five XML specials, drops control characters XML 1.0 cannot carry at all, and
+// replaces invalid UTF-8 (names and paths are raw bytes) with U+FFFD: browsers refuse to
+// show an SVG with a single bad byte.
 std::string XmlEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    char c = s[i];
+    size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    ++i;
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {
-          out += '?';
-        } else {
-          out += c;
-        }
+      default: out += (static_cast<unsigned char>(c) < 0x20 && c != '\t') ? '?' : c;
     }
   }
   return out;

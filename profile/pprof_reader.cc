@@ -26,11 +26,10 @@ class Converter {
       return MakeError("pprof: not a profile (string_table[0] must be the empty string)");
     }
     ProfileData out;
-    if (!Str(in_.period_type().unit(), &unit_) || !Str(in_.period_type().type(), &type_)) {
-      return Bad("period_type");
-    }
+    std::string period_unit;
+    if (!Str(in_.period_type().unit(), &period_unit)) return Bad("period_type");
     // Only a period in nanoseconds means "nanoseconds per sample" as ProfileData defines it.
-    if (unit_ == "nanoseconds") out.period_nanos = in_.period();
+    if (period_unit == "nanoseconds") out.period_nanos = in_.period();
     out.start_time_nanos = in_.time_nanos();
     out.duration_nanos = in_.duration_nanos();
     for (int64_t c : in_.comment()) {
@@ -167,7 +166,6 @@ class Converter {
   }
 
   const pb::Profile& in_;
-  std::string unit_, type_;
   std::unordered_map<uint64_t, size_t> mapping_ids_;
   std::unordered_map<uint64_t, Line> functions_;
   std::unordered_map<uint64_t, uint32_t> location_ids_;

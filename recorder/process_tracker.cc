@@ -125,6 +125,12 @@ TrackedProcess* ProcessTracker::Find(uint32_t pid) {
   return it == procs_.end() ? nullptr : &it->second;
 }
 
+TrackedProcess* ProcessTracker::Adopt(TrackedProcess p) {
+  uint32_t pid = p.pid;
+  procs_[pid] = std::move(p);
+  return &procs_[pid];
+}
+
 bool ProcessTracker::RefreshMaps(uint32_t pid) {
   auto* p = Find(pid);
   if (p == nullptr || p->exited) return false;

@@ -41,6 +41,8 @@ class ProcessTracker {
   // process or, when require_go, a process that is not a Go program.
   Result<TrackedProcess*> Track(uint32_t pid, bool require_go);
   TrackedProcess* Find(uint32_t pid);
+  // Adds a process described elsewhere (a core file, a test); not handed to the sampler.
+  TrackedProcess* Adopt(TrackedProcess p);
   // Re-reads /proc/PID/maps (for libraries loaded after the start). False if it is gone.
   bool RefreshMaps(uint32_t pid);
   // Marks processes that no longer exist; returns how many are still alive.

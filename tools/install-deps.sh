@@ -5,7 +5,7 @@
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then echo "install-deps: run as root (apt-get install)" >&2; exit 1; fi
 pkgs=(
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   clang-14 llvm-14 libclang-rt-14-dev           # BPF target, libFuzzer and sanitizers
   libbpf-dev bpftool libelf-dev                 # BPF objects and skeletons
   libdwarf-dev libzydis-dev libunwind-dev       # binary analysis

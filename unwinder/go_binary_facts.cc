@@ -24,6 +24,7 @@ constexpr NamedKind kSpecialFunctions[] = {
     {"runtime.systemstack", SB_FN_SYSTEMSTACK},
     {"runtime.mcall", SB_FN_MCALL},
     {"runtime.morestack", SB_FN_MORESTACK},
+    {"runtime.asmcgocall", SB_FN_ASMCGOCALL},
 };
 
 void CollectRanges(const sym::GoPclntab& go, GoBinaryFacts* f) {

@@ -91,6 +91,7 @@ const char* CrossingName(int crossing) {
     case SB_CROSS_MCALL: return "mcall";
     case SB_CROSS_MORESTACK: return "morestack";
     case SB_CROSS_VDSO: return "vdso";
+    case SB_CROSS_ASMCGOCALL: return "asmcgocall";
   }
   return "unknown";
 }

@@ -148,32 +148,33 @@ SB_INLINE sb_u64 sb_live_curg(struct sb_unwind_state *st) {
   return st->curg;
 }
 
-/* runtime.systemstack on g0. amd64 before Go 1.21: systemstack has no frame, so the chain
- * from the g0 side skips its caller F; F's return address is at curg.sched.sp (saved by
- * gosave_systemstack_switch) and F's frame pointer is curg.sched.bp. Later versions link
- * the frame pointer chain across by themselves: only the stack change is recorded. */
-SB_INLINE long sb_cross_systemstack(struct sb_unwind_state *st) {
-  sb_count(st, SB_CROSS_SYSTEMSTACK, SB_CNT_ATTEMPTS);
+/* runtime.systemstack and runtime.asmcgocall on g0. Both save their caller's state with
+ * gosave_systemstack_switch before switching stacks. amd64 before Go 1.21: they have no frame,
+ * so the chain from the g0 side skips their caller F; F's return address is at
+ * curg.sched.sp and F's frame pointer is curg.sched.bp. Later versions link the frame
+ * pointer chain across by themselves: only the stack change is recorded. */
+SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
+  sb_count(st, crossing, SB_CNT_ATTEMPTS);
   sb_u64 gp = sb_live_curg(st);
-  if (gp == 0) return sb_cross_stopped(st, SB_CROSS_SYSTEMSTACK, SB_STOP_STALE_GOROUTINE);
+  if (gp == 0) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
   if (!(st->pi->flags & SB_PI_SYSTEMSTACK_SCHED)) {
-    /* The frame pointer chain continues into the goroutine stack by itself: systemstack's
-     * frame record on g0 links to its caller's frame on the goroutine stack. */
+    /* The frame pointer chain continues into the goroutine stack by itself: the switch
+     * function's frame record on g0 links to its caller's frame on the goroutine stack. */
     st->on_g0 = 0;
     st->switch_pending = 1;
-    sb_crossed(st, SB_CROSS_SYSTEMSTACK);
+    sb_crossed(st, crossing);
     return -1; /* caller continues with an ordinary frame-pointer step */
   }
   sb_u64 sp = 0, pc = 0, bp = 0;
   if (sb_read_sched(st, gp, &sp, &pc, &bp))
-    return sb_cross_stopped(st, SB_CROSS_SYSTEMSTACK, SB_STOP_READ_FAULT);
+    return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
   if (sp == 0 || !sb_sp_in_stack(st, gp, sp))
-    return sb_cross_stopped(st, SB_CROSS_SYSTEMSTACK, SB_STOP_STALE_GOROUTINE);
+    return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
   sb_u64 caller = 0;
   if (sb_read_u64(st, sp, &caller))
-    return sb_cross_stopped(st, SB_CROSS_SYSTEMSTACK, SB_STOP_READ_FAULT);
+    return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
   sb_switch_to(st, caller, sp + 8, bp);
-  sb_crossed(st, SB_CROSS_SYSTEMSTACK);
+  sb_crossed(st, crossing);
   return 0;
 }
 
@@ -312,7 +313,8 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   if (st->pc >= st->pi->vdso_start && st->pc < st->pi->vdso_end && (st->pi->flags & SB_PI_HAS_OFFSETS))
     r = sb_cross_vdso(st);
   else if (st->on_g0) {
-    if (kind == SB_FN_SYSTEMSTACK) r = sb_cross_systemstack(st);
+    if (kind == SB_FN_SYSTEMSTACK) r = sb_cross_saved_switch(st, SB_CROSS_SYSTEMSTACK);
+    else if (kind == SB_FN_ASMCGOCALL) r = sb_cross_saved_switch(st, SB_CROSS_ASMCGOCALL);
     else if (kind == SB_FN_MCALL) r = sb_cross_mcall(st);
     else if (kind == SB_FN_MORESTACK) r = sb_cross_morestack(st);
   }

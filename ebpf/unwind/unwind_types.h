@@ -54,6 +54,7 @@ enum sb_func_kind {
   SB_FN_SYSTEMSTACK,  /* runtime.systemstack */
   SB_FN_MCALL,        /* runtime.mcall */
   SB_FN_MORESTACK,    /* runtime.morestack */
+  SB_FN_ASMCGOCALL,   /* runtime.asmcgocall: C code called from Go */
 };
 
 /* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */
@@ -63,6 +64,7 @@ enum sb_crossing {
   SB_CROSS_MCALL,
   SB_CROSS_MORESTACK,
   SB_CROSS_VDSO,         /* vDSO code called from nanotime1 / time.now / walltime */
+  SB_CROSS_ASMCGOCALL,   /* C code called through cgo */
   SB_CROSS_MAX
 };
 

@@ -535,6 +535,7 @@ void ExpectLeafCallers(const ProfileData& p) {
     int64_t n = CheckLeafCaller(p, w.leaf, w.callers, &bad, &ex);
     std::string exs;
     for (const auto& e : ex) exs += "\n  " + e;
+    std::cout << "[ info     ] samples with leaf " << w.leaf << ": " << n << ", caller lost: " << bad << "\n";
     EXPECT_EQ(bad, 0) << bad << " of " << n << " samples with leaf " << w.leaf
                       << " lost its caller:" << exs;
     if (w.leaf == "main.leafAdd") {
@@ -623,6 +624,8 @@ TEST_F(RecordTest, DemoAllModes) {
   }
   std::string mex;
   for (const auto& e : malloc_examples) mex += "\n  " + e;
+  std::cout << "[ info     ] mallocgc->systemstack samples: " << malloc_switch << ", reaching main.alloc*: "
+            << malloc_crossed << "\n";
   EXPECT_GE(malloc_switch, 5) << "no samples of mallocgc inside systemstack";
   if (malloc_switch > 0) {
     EXPECT_GE(static_cast<double>(malloc_crossed) / malloc_switch, kMinMallocCrossed)

@@ -154,6 +154,15 @@ TEST(FlameGraphSvg, EscapesMarkupAndTruncatesLabels) {
   EXPECT_EQ(svg.find(std::string(300, 'x') + "</text>"), std::string::npos);
 }
 
+TEST(FlameGraphSvg, InvalidUtf8BecomesReplacementCharacter) {
+  ProfileData p;
+  p.locations.push_back({-1, 1, {{"bad\xff\xc3(name\x01 ok\xc3\xa9", "", 0}}});
+  p.samples.push_back({{0}, 1, 0, {}, {}});
+  std::string svg = WriteFlameGraphSvg(p, "t");
+  EXPECT_NE(svg.find("<title>bad\xEF\xBF\xBD\xEF\xBF\xBD(name? ok\xc3\xa9 (1 samples"), std::string::npos)
+      << svg;
+}
+
 TEST(FlameGraphSvg, VeryDeepStacksAreCutWithAMarker) {
   // Drawing recurses per level; a hostile or corrupt profile must not overflow the stack.
   ProfileData p;

@@ -44,6 +44,7 @@ constexpr uint64_t kMorestack = 0x4010c0;    // [0x4010c0, 0x401100)
 constexpr uint64_t kMainF = 0x401100;        // main.f, frame 0x28: [0x401100, 0x401200)
 constexpr uint64_t kLeaf = 0x401200;         // frameless leaf: [0x401200, 0x401220)
 constexpr uint64_t kAllocFn = 0x401300;      // a g0 function with a frame [0x401300, 0x401400)
+constexpr uint64_t kAsmcgocall = 0x401400;   // [0x401400, 0x401440)
 constexpr uint64_t kTextEnd = 0x402000;
 
 // Runtime structures.
@@ -77,6 +78,7 @@ class UnwindCoreTest : public ::testing::Test {
     AddRange(kSystemstack, kSystemstack + 0x40, SB_FN_SYSTEMSTACK);
     AddRange(kMcall, kMcall + 0x40, SB_FN_MCALL);
     AddRange(kMorestack, kMorestack + 0x40, SB_FN_MORESTACK);
+    AddRange(kAsmcgocall, kAsmcgocall + 0x40, SB_FN_ASMCGOCALL);
     // pcsp runs (sorted): every function starts at delta 0; main.f pushes BP at +4 and
     // allocates its frame at +5; the alloc function likewise.
     deltas_ = {{0x000, 0}, {0x104, 8}, {0x105, 0x28}, {0x1f0, 8}, {0x1f1, 0},
@@ -190,6 +192,25 @@ TEST_F(UnwindCoreTest, SystemstackInsertsTheCallerFromSched) {
   EXPECT_EQ(r.sample.goid, 42u);  // the goroutine that asked for the work
   EXPECT_TRUE(r.sample.flags & SB_SAMPLE_ON_G0);
   EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+}
+
+// cgo, Go 1.19: C frames with frame pointers on g0 return into asmcgocall, which saved its
+// caller (runtime.cgocall) the way systemstack does.
+TEST_F(UnwindCoreTest, AsmcgocallCrossesFromCFramesToTheGoroutine) {
+  SetCurrentG(kG0);
+  uint64_t c_fp0 = kG0StackHi - 0x200, c_fp1 = kG0StackHi - 0x100;
+  uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  Frame(c_fp0, c_fp1, 0x7f0000005010);          // C leaf's frame: returns into its C caller
+  Frame(c_fp1, f_fp, kAsmcgocall + 0x30);       // C caller returns into asmcgocall
+  mem_.Put64(sched_sp, kMainF + 0x90);           // asmcgocall's return address into cgocall
+  mem_.Put64(kG + 56 + 0, sched_sp);
+  mem_.Put64(kG + 56 + 48, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(0x7f0000005000, c_fp0 - 0x10, c_fp0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, 0x7f0000005010, kAsmcgocall + 0x30,
+                                              kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
 }
 
 // Without the curg.sched recipe (Go 1.21+ amd64) the frame chain crosses by itself.

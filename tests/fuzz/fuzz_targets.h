@@ -1,0 +1,15 @@
+// Entry points of the symbolizer fuzz targets. Each is the body of a libFuzzer target
+// (fuzz_*.cc) and is also called by fuzz_regression_test over the saved corpus, so inputs that
+// once crashed are replayed in every normal test run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sb::fuzz {
+
+int FuzzElf(const uint8_t* data, size_t size);
+int FuzzPclntab(const uint8_t* data, size_t size);
+int FuzzBuildInfo(const uint8_t* data, size_t size);
+
+}  // namespace sb::fuzz

@@ -1,0 +1,45 @@
+#include "recorder/record_stats.h"
+
+#include <gtest/gtest.h>
+
+namespace sb::recorder {
+namespace {
+
+RecordStats Example() {
+  RecordStats s;
+  s.duration_s = 2;
+  s.frequency_hz = 99;
+  s.samples = 200;
+  s.ended_at_root = 190;
+  s.stop_reasons = {{"root", 190}, {"stale_goroutine", 10}};
+  s.crossings["systemstack"] = {5, 4, 1};
+  ProcessStats p;
+  p.pid = 42;
+  p.exe = "/bin/demo";
+  p.go_version = "go1.19.8";
+  p.samples = 200;
+  s.processes.push_back(p);
+  return s;
+}
+
+TEST(RecordStats, JsonHasTheDocumentedFields) {
+  auto j = StatsToJson(Example());
+  EXPECT_EQ(j["samples"], 200);
+  EXPECT_EQ(j["ended_at_root"], 190);
+  EXPECT_EQ(j["stop_reasons"]["stale_goroutine"], 10);
+  EXPECT_EQ(j["crossings"]["systemstack"]["crossed"], 4);
+  EXPECT_EQ(j["processes"][0]["pid"], 42);
+  EXPECT_EQ(j["processes"][0]["go_version"], "go1.19.8");
+  EXPECT_TRUE(j.contains("bpf"));
+}
+
+TEST(RecordStats, SummaryNamesStopReasonsAndShare) {
+  std::string s = StatsSummary(Example());
+  EXPECT_NE(s.find("190 of 200 (95.00%)"), std::string::npos) << s;
+  EXPECT_NE(s.find("[stopped: stale_goroutine] 10"), std::string::npos) << s;
+  EXPECT_NE(s.find("systemstack"), std::string::npos) << s;
+  EXPECT_NE(s.find("pid 42"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace sb::recorder

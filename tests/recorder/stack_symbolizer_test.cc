@@ -1,0 +1,107 @@
+// Symbolizing raw stacks of a real running Go process (no BPF needed: the stacks are made
+// from the binary's own function table, the process supplies maps and load bias).
+#include "recorder/stack_symbolizer.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+namespace sb::recorder {
+namespace {
+
+class LiveDemo {
+ public:
+  explicit LiveDemo(const std::string& binary) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      execl(binary.c_str(), binary.c_str(), "-mode=spin", "-duration=20s", nullptr);
+      _exit(127);
+    }
+    usleep(300 * 1000);  // let the runtime map itself
+  }
+  ~LiveDemo() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  uint32_t pid() const { return static_cast<uint32_t>(pid_); }
+
+ private:
+  pid_t pid_;
+};
+
+void CheckDemoStacks(const std::string& name) {
+  LiveDemo demo(std::string(SB_TESTDATA_BIN) + "/" + name);
+  sym::BinaryCache cache;
+  ProcessTracker tracker(&cache, nullptr);
+  auto p = tracker.Track(demo.pid(), true);
+  ASSERT_TRUE(p.ok()) << p.error();
+  const sym::GoPclntab* go = (*p)->binary->go();
+  ASSERT_NE(go, nullptr);
+  uint64_t bias = (*p)->bias;
+  auto leaf = go->FindFuncByName("main.leafAdd");
+  auto caller = go->FindFuncByName("main.leafCaller");
+  auto goexit = go->FindFuncByName("runtime.goexit");
+  ASSERT_TRUE(leaf && caller && goexit);
+
+  SampleAggregator agg;
+  sb_sample s{};
+  s.pid = demo.pid();
+  s.tid = demo.pid() + 1;
+  s.flags = SB_SAMPLE_HAS_GOID;
+  s.goid = 7;
+  s.stop_reason = SB_STOP_ROOT;
+  std::strcpy(s.comm, "demo");
+  s.frames[0] = leaf->entry + bias;           // exact pc
+  s.frames[1] = caller->entry + bias + 0x20;  // return address
+  s.frames[2] = goexit->entry + bias + 1;
+  s.nframes = 3;
+  s.exact[0] = 1;
+  agg.Add(s);
+  agg.Add(s);
+  sb_sample stopped = s;
+  stopped.stop_reason = SB_STOP_STALE_GOROUTINE;
+  stopped.nframes = 2;
+  agg.Add(stopped);
+
+  auto d = SymbolizeStacks(agg, tracker, SymbolizeOptions{1000000});
+  ASSERT_EQ(d.samples.size(), 2u);
+  bool saw_whole = false, saw_stopped = false;
+  for (const auto& smp : d.samples) {
+    std::vector<std::string> names;
+    for (uint32_t li : smp.locations) names.push_back(d.locations[li].lines.back().function);
+    EXPECT_EQ(smp.num_labels.at("pid"), demo.pid());
+    EXPECT_EQ(smp.num_labels.at("goroutine"), 7);
+    EXPECT_EQ(smp.labels.at("thread"), "demo");
+    if (smp.count == 2) {
+      saw_whole = true;
+      EXPECT_EQ(names, (std::vector<std::string>{"main.leafAdd", "main.leafCaller", "runtime.goexit"}));
+      EXPECT_EQ(smp.nanos, 2000000);
+      const auto& loc = d.locations[smp.locations[0]];
+      ASSERT_GE(loc.mapping_index, 0);
+      EXPECT_NE(d.mappings[loc.mapping_index].file.find(name), std::string::npos);
+      EXPECT_NE(loc.lines[0].file.find("testdata/workloads/demo/"), std::string::npos) << loc.lines[0].file;
+      EXPECT_GT(loc.lines[0].line, 0);
+    } else {
+      saw_stopped = true;
+      EXPECT_EQ(names, (std::vector<std::string>{"main.leafAdd", "main.leafCaller",
+                                                 "[stopped: stale_goroutine]"}));
+    }
+  }
+  EXPECT_TRUE(saw_whole && saw_stopped);
+}
+
+TEST(StackSymbolizer, NonPieExecutable) { CheckDemoStacks("demo"); }
+TEST(StackSymbolizer, PieExecutableUsesTheLoadBias) { CheckDemoStacks("demo-pie"); }
+TEST(StackSymbolizer, StrippedExecutable) { CheckDemoStacks("demo-stripped"); }
+
+TEST(StackSymbolizer, StopFrameNames) {
+  EXPECT_EQ(StopFrameName(SB_STOP_BAD_FP), "[stopped: bad_fp]");
+  EXPECT_EQ(StopFrameName(SB_STOP_MAX_FRAMES), "[stopped: max_frames]");
+}
+
+}  // namespace
+}  // namespace sb::recorder

@@ -1,0 +1,100 @@
+// Analysis of real Go 1.19 binaries built by the `workloads` target.
+#include "unwinder/go_binary_facts.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "symbolizer/binary.h"
+
+namespace sb::unwinder {
+namespace {
+
+std::shared_ptr<const GoBinaryFacts> Analyze(const std::string& name,
+                                             std::shared_ptr<sym::Binary>* bin_out = nullptr) {
+  std::string path = std::string(SB_TESTDATA_BIN) + "/" + name;
+  auto bin = sym::Binary::Load(path);
+  EXPECT_TRUE(bin.ok()) << bin.error();
+  if (!bin.ok()) return nullptr;
+  if (bin_out) *bin_out = *bin;
+  auto f = AnalyzeGoBinary(**bin, path);
+  EXPECT_TRUE(f.ok()) << f.error();
+  return f.ok() ? *f : nullptr;
+}
+
+TEST(GoBinaryFacts, Go119Executable) {
+  std::shared_ptr<sym::Binary> bin;
+  auto f = Analyze("demo", &bin);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->go_version.rfind("go1.19", 0), 0u) << f->go_version;
+  EXPECT_EQ(f->go_minor, 19);
+  EXPECT_FALSE(f->pie);
+  EXPECT_TRUE(f->has_offsets);
+  EXPECT_EQ(f->offsets.m_curg, 192);
+  EXPECT_TRUE(f->has_tls);
+  EXPECT_EQ(f->tls_g_offset, -8);  // plain executable: g at fs_base - 8
+  EXPECT_TRUE(f->systemstack_sched_recipe);
+  EXPECT_TRUE(f->missing.empty()) << f->missing.front();
+  for (const char* name : {"runtime.goexit", "runtime.mstart", "runtime.systemstack", "runtime.mcall",
+                           "runtime.morestack"}) {
+    bool found = false;
+    for (const auto& r : f->ranges) found |= r.name == name && r.end > r.start;
+    EXPECT_TRUE(found) << name;
+  }
+  // pcsp runs are sorted; main.leafAdd (frameless) has delta 0 everywhere, main.leafCaller
+  // has a frame.
+  ASSERT_GT(f->sp_deltas.size(), 1000u);
+  for (size_t i = 1; i < f->sp_deltas.size(); i++)
+    ASSERT_LT(f->sp_deltas[i - 1].pc_off, f->sp_deltas[i].pc_off);
+  auto leaf = bin->go()->FindFuncByName("main.leafAdd");
+  ASSERT_TRUE(leaf);
+  int covered = 0;  // the alignment padding after the RET has no pcsp entry
+  for (uint64_t pc = leaf->entry; pc < leaf->end; pc++) {
+    if (auto d = bin->go()->SpDelta(pc)) {
+      EXPECT_EQ(*d, 0) << std::hex << pc;
+      covered++;
+    }
+  }
+  EXPECT_GT(covered, 16);
+  auto caller = bin->go()->FindFuncByName("main.leafCaller");
+  ASSERT_TRUE(caller);
+  EXPECT_GT(bin->go()->SpDelta(caller->entry + (caller->end - caller->entry) / 2).value_or(0), 0);
+}
+
+// Stripped (-s -w) and PIE builds give the same facts: nothing here needs symbols or DWARF.
+TEST(GoBinaryFacts, StrippedAndPieAgree) {
+  auto plain = Analyze("demo");
+  auto stripped = Analyze("demo-stripped");
+  auto pie = Analyze("demo-pie");
+  ASSERT_TRUE(plain && stripped && pie);
+  EXPECT_EQ(stripped->go_version, plain->go_version);
+  EXPECT_EQ(stripped->tls_g_offset, plain->tls_g_offset);
+  EXPECT_EQ(stripped->ranges.size(), plain->ranges.size());
+  EXPECT_EQ(stripped->sp_deltas.size(), plain->sp_deltas.size());
+  EXPECT_TRUE(pie->pie);
+  EXPECT_TRUE(pie->has_tls);
+  EXPECT_TRUE(pie->has_offsets);
+}
+
+TEST(GoBinaryFacts, ProcInfoAppliesTheBias) {
+  auto f = Analyze("demo-pie");
+  ASSERT_TRUE(f);
+  sb_proc_info pi = MakeProcInfo(*f, 0x555555554000, 7);
+  EXPECT_EQ(pi.text_start, f->text_start + 0x555555554000);
+  EXPECT_EQ(pi.delta_first, 7u);
+  EXPECT_EQ(pi.delta_count, f->sp_deltas.size());
+  EXPECT_TRUE(pi.flags & SB_PI_HAS_OFFSETS);
+  ASSERT_EQ(pi.nranges, f->ranges.size());
+  EXPECT_EQ(pi.ranges[0].start, f->ranges[0].start + 0x555555554000);
+}
+
+TEST(GoBinaryFacts, NonGoBinaryIsRejectedByName) {
+  auto bin = sym::Binary::Load("/bin/true");
+  ASSERT_TRUE(bin.ok());
+  auto f = AnalyzeGoBinary(**bin, "/bin/true");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().find("not a Go binary"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sb::unwinder
