@@ -203,6 +203,7 @@ TEST_F(UnwindCoreTest, AsmcgocallCrossesFromCFramesToTheGoroutine) {
   Frame(c_fp0, c_fp1, 0x7f0000005010);          // C leaf's frame: returns into its C caller
   Frame(c_fp1, f_fp, kAsmcgocall + 0x30);       // C caller returns into asmcgocall
   mem_.Put64(sched_sp, kMainF + 0x90);           // asmcgocall's return address into cgocall
+  mem_.Put64(kG + 56 + 8, kAsmcgocall);          // sched.pc: gosave_systemstack_switch's marker
   mem_.Put64(kG + 56 + 0, sched_sp);
   mem_.Put64(kG + 56 + 48, f_fp);
   Frame(f_fp, 0, kGoexit + 1);
