@@ -5,11 +5,9 @@
 
 #include "profile/pprof_reader.h"
 #include "profile/writers.h"
+#include "tests/fuzz/fuzz_targets.h"
 
 namespace sb::fuzz {
-
-// Declared here rather than in fuzz_targets.h until the fuzz owner wires it in.
-int FuzzPprofReader(const uint8_t* data, size_t size);
 
 int FuzzPprofReader(const uint8_t* data, size_t size) {
   auto p = profile::ReadPprofGz(std::string_view(reinterpret_cast<const char*>(data), size));

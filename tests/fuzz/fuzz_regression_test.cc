@@ -33,6 +33,9 @@ int Replay(const std::string& target, int (*fn)(const uint8_t*, size_t)) {
 TEST(FuzzRegressionTest, Elf) { EXPECT_GT(Replay("fuzz_elf", FuzzElf), 0); }
 TEST(FuzzRegressionTest, Pclntab) { EXPECT_GT(Replay("fuzz_pclntab", FuzzPclntab), 0); }
 TEST(FuzzRegressionTest, BuildInfo) { EXPECT_GT(Replay("fuzz_buildinfo", FuzzBuildInfo), 0); }
+TEST(FuzzRegressionTest, PprofReader) {
+  EXPECT_GT(Replay("fuzz_pprof_reader", FuzzPprofReader), 0);
+}
 
 }  // namespace
 }  // namespace sb::fuzz

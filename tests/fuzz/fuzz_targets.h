@@ -11,5 +11,6 @@ namespace sb::fuzz {
 int FuzzElf(const uint8_t* data, size_t size);
 int FuzzPclntab(const uint8_t* data, size_t size);
 int FuzzBuildInfo(const uint8_t* data, size_t size);
+int FuzzPprofReader(const uint8_t* data, size_t size);  // profile/pprof_reader
 
 }  // namespace sb::fuzz

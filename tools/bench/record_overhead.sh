@@ -162,40 +162,44 @@ done
 python3 - "$RESULTS" "$ROUNDS" "${OUT:-}" "$DEPTHS" <<'EOF'
 import json, statistics, sys
 path, rounds, out, depths = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4].split()
-rows = {}
+rows = {}  # config -> {round: [values]}
 for line in open(path):
     f = line.rstrip("\n").split("\t")
-    rows.setdefault(f[0], []).append([float(x) for x in f[2:]])
+    rows.setdefault(f[0], {})[int(f[1])] = [float(x) for x in f[2:]]
+def col(config, i=0):
+    return [v[i] for v in rows.get(config, {}).values() if len(v) > i]
 def med(config, i=0):
-    v = [r[i] for r in rows.get(config, []) if len(r) > i]
+    v = col(config, i)
     return statistics.median(v) if v else float("nan")
-summary = {"rounds": rounds, "bpf_ns_per_run": {}, "spin": {}}
-print(f"(a) BPF sampler cost per program run, demo -mode=depth, 999 Hz, median of {rounds} rounds")
-print(f"    {'depth':>5}  {'ns/run':>9}  {'min':>9}  {'max':>9}  {'runs/rec':>9}  {'samples':>8}")
+summary = {"rounds": rounds, "bpf": {}, "spin": {}}
+print(f"(a) BPF sampler cost, demo -mode=depth -workers=2, 999 Hz, median of {rounds} rounds")
+print("    ns/run = run_time_ns / run_cnt (every run of the program, on any process);")
+print("    ns/sample = run_time_ns / samples kept for the demo (all BPF time charged to them)")
+print(f"    {'depth':>5}  {'ns/run':>7}  {'(min':>7}  {'max)':>7}  {'ns/sample':>9}  {'runs':>6}  {'samples':>7}")
 for d in depths:
     c = "depth" + d
-    v = [r[0] for r in rows.get(c, [])]
+    v = col(c)
     if not v:
         print(f"    {d:>5}  (no data)")
         continue
-    print(f"    {d:>5}  {med(c):9.0f}  {min(v):9.0f}  {max(v):9.0f}  {med(c, 1):9.0f}  {med(c, 2):8.0f}")
-    summary["bpf_ns_per_run"][d] = med(c)
+    per_sample = [r[0] * r[1] / r[2] for r in rows[c].values() if len(r) > 2 and r[2] > 0]
+    ps = statistics.median(per_sample) if per_sample else float("nan")
+    print(f"    {d:>5}  {med(c):7.0f}  {min(v):7.0f}  {max(v):7.0f}  {ps:9.0f}  {med(c, 1):6.0f}  {med(c, 2):7.0f}")
+    summary["bpf"][d] = {"ns_per_run": med(c), "ns_per_sample": ps}
 names = {"base": "unrecorded", "sb99": "switchback 99 Hz", "sb999": "switchback 999 Hz",
          "perf99": "perf -g -F 99", "perf999": "perf -g -F 999"}
-base = med("base")
-print(f"(b) demo -mode=spin throughput, median of {rounds} rounds (ratio to unrecorded; < 1 is slower)")
-print(f"    {'config':<20} {'iter/s':>10}  {'ratio':>6}  {'min ratio':>9}  {'max ratio':>9}")
+base = rows.get("base", {})
+print(f"(b) demo -mode=spin -workers=1 throughput, {rounds} rounds; ratio = this config / the same")
+print("    round's unrecorded run (median of the per-round ratios, then min and max); < 1 is slower")
+print(f"    {'config':<20} {'median iter/s':>13}  {'ratio':>6}  {'(min':>6}  {'max)':>6}")
 for c in ["base", "sb99", "sb999", "perf99", "perf999"]:
-    v = [r[0] for r in rows.get(c, [])]
-    if not v:
+    if c not in rows:
         print(f"    {names[c]:<20} (no data)")
         continue
-    # Per-round ratios to the same round's baseline, and the ratio of medians.
-    b = {int(l.split("\t")[1]): float(l.split("\t")[2]) for l in open(path) if l.startswith("base\t")}
-    rr = [float(l.split("\t")[2]) / b[int(l.split("\t")[1])] for l in open(path)
-          if l.startswith(c + "\t") and int(l.split("\t")[1]) in b]
-    ratio = med(c) / base
-    print(f"    {names[c]:<20} {med(c):10.0f}  {ratio:6.3f}  {min(rr):9.3f}  {max(rr):9.3f}")
+    rr = [v[0] / base[r][0] for r, v in rows[c].items() if r in base and base[r][0] > 0]
+    ratio = statistics.median(rr) if rr else float("nan")
+    lo, hi = (min(rr), max(rr)) if rr else (float("nan"), float("nan"))
+    print(f"    {names[c]:<20} {med(c):13.0f}  {ratio:6.3f}  {lo:6.3f}  {hi:6.3f}")
     summary["spin"][c] = {"iter_per_s": med(c), "ratio": ratio}
 if out:
     json.dump(summary, open(out, "w"), indent=2)
