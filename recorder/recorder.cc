@@ -100,6 +100,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   if (opts.all)
     for (uint32_t pid : AllPids()) consider(pid);
 
+  if (opts.on_started) opts.on_started();
   SampleAggregator agg;
   auto start = Clock::now();
   auto last_status = start;

@@ -26,6 +26,7 @@ struct RecordOptions {
   int frequency_hz = 99;
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const LiveStatus&)> on_status;  // called about 4 times a second
+  std::function<void()> on_started;  // sampling is attached (after every check passed)
 };
 
 struct RecordResult {

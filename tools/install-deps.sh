@@ -16,8 +16,11 @@ pkgs=(
   golang-go                                     # Go 1.19: builds the test workloads
   qemu-user gcc-aarch64-linux-gnu               # arm64 workloads
   delve gdb linux-perf                          # oracles and baselines
-  binutils file procps
+  binutils file procps jq
 )
+# npm fetches the real Go 1.27 test binaries (lefthook); the machine image may carry its own
+# Node.js with npm, which Debian's npm package would conflict with.
+command -v npm >/dev/null || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -207,8 +207,12 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
 
 /* runtime.morestack on g0 (newstack and what it calls): the goroutine was stopped in f's
  * prologue. curg.sched.pc is in f, *(curg.sched.sp) is f's return address, and
- * curg.sched.bp is f's caller's frame pointer (f had not pushed one yet). While the stack
- * is being copied those values point at the old stack: stop. */
+ * curg.sched.bp is f's caller's frame pointer (f had not pushed one yet).
+ * While the stack is being copied (copystack) the frame records are being rewritten: some
+ * point into the new stack, some still into the old one. The old stack is freed only after
+ * every pointer was adjusted, so sched.pc and *(sched.sp) are right at every moment: emit f
+ * and its caller (so the user's function is in the sample), then stop with `copystack`
+ * rather than walk a half-adjusted chain. */
 SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   sb_count(st, SB_CROSS_MORESTACK, SB_CNT_ATTEMPTS);
   const struct sb_go_offsets *o = &st->pi->off;
@@ -217,9 +221,16 @@ SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   sb_u32 status = 0;
   if (sb_read(st->env, &status, sizeof(status), gp + o->g_atomicstatus))
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
-  if (status == SB_GO_STATUS_COPYSTACK)
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_COPYSTACK);
   sb_u64 sp = 0, pc = 0, bp = 0;
+  if (status == SB_GO_STATUS_COPYSTACK) {
+    sb_u64 caller = 0;
+    if (sb_read_sched(st, gp, &sp, &pc, &bp) == 0 && sp != 0 && pc != 0 &&
+        sb_read_u64(st, sp, &caller) == 0 && caller != 0) {
+      sb_emit(st, pc, 0);
+      sb_emit(st, caller, 0);
+    }
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_COPYSTACK);
+  }
   if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0 || !sb_sp_in_stack(st, gp, sp))
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
   sb_u64 ret = 0;

@@ -520,7 +520,8 @@ void ExpectWholeStacks(const ProfileData& p, const std::set<std::string>& expect
   std::cout << "[ info     ] " << r.Summary() << "\n";
 }
 
-void ExpectLeafCallers(const ProfileData& p) {
+// MAX_LOST_SHARE: share of each leaf's samples allowed to lose the caller (0 = none).
+void ExpectLeafCallers(const ProfileData& p, double max_lost_share = 0) {
   struct Want {
     std::string leaf;
     std::set<std::string> callers;
@@ -536,7 +537,8 @@ void ExpectLeafCallers(const ProfileData& p) {
     std::string exs;
     for (const auto& e : ex) exs += "\n  " + e;
     std::cout << "[ info     ] samples with leaf " << w.leaf << ": " << n << ", caller lost: " << bad << "\n";
-    EXPECT_EQ(bad, 0) << bad << " of " << n << " samples with leaf " << w.leaf
+    EXPECT_LE(bad, static_cast<int64_t>(max_lost_share * n))
+        << bad << " of " << n << " samples with leaf " << w.leaf
                       << " lost its caller:" << exs;
     if (w.leaf == "main.leafAdd") {
       EXPECT_GT(n, 0) << "no sample has main.leafAdd as leaf";
@@ -721,7 +723,9 @@ TEST_F(RecordTest, WorkloadKilledMidRecording) {
   auto shares = InclusiveShares(*r.ours);
   EXPECT_GT(shares["main.leafCaller"], 0.1) << "samples of the killed process lost their symbols";
   EXPECT_GT(shares["main.spin"], 0.1);
-  ExpectLeafCallers(*r.ours);
+  // A sample taken while the kernel tears the process down can see its user registers but no
+  // longer read its stack ([stopped: read_fault] right after the leaf): allow 1% of those.
+  ExpectLeafCallers(*r.ours, 0.01);
   const nlohmann::json* proc = FindProcess(r.stats, r.pid);
   ASSERT_NE(proc, nullptr) << r.stats.dump();
   EXPECT_TRUE(proc->value("exited", false)) << proc->dump();
@@ -746,6 +750,8 @@ TEST_F(RecordTest, CgoFramesReachTheCallingGoroutine) {
     in_c += s.count;
     if (std::find(f.begin(), f.end(), "main.cgoCaller") != f.end()) reached += s.count;
   }
+  std::cout << "[ info     ] samples with leaf c_spin_inner: " << in_c << ", reaching main.cgoCaller: " << reached
+            << "\n";
   ASSERT_GT(in_c, 0) << "no samples with leaf c_spin_inner";
   EXPECT_GE(static_cast<double>(reached) / in_c, 0.9)
       << reached << " of " << in_c << " C samples reach main.cgoCaller";
@@ -767,7 +773,7 @@ TEST(RecordCli, NoSuchPidFailsFast) {
   std::string err = r.err;
   while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
   EXPECT_FALSE(err.empty()) << "no error message";
-  EXPECT_EQ(err.find('\n'), std::string::npos) << "error is not one line:\n" << r.err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 0) << "stderr is not one line:\n" << r.err;
   if (geteuid() == 0) {
     EXPECT_NE(err.find("999999999"), std::string::npos) << "error does not name the pid: " << err;
   }

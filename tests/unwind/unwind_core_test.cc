@@ -302,6 +302,9 @@ TEST_F(UnwindCoreTest, MorestackEmitsTheGrowingFunctionAndItsCaller) {
   mem_.Put32(kG + 144, 8 /* _Gcopystack */);
   auto r2 = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(r2.sample.stop_reason, SB_STOP_COPYSTACK);
+  // The growing function and its caller are kept; the half-adjusted chain is not walked.
+  EXPECT_EQ(Frames(r2), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMainF + 0x0d,
+                                               kMainF + 0xb0}));
 }
 
 // Idle M: g0 stack down to mstart.

@@ -67,10 +67,13 @@ int RunRecord(const RecordArgs& a) {
       fflush(stderr);
     };
   }
-  if (!a.quiet)
-    fprintf(stderr, "switchback: recording %s at %d Hz%s\n",
-            a.all ? "all Go processes" : fmt::format("{} process(es)", a.pids.size()).c_str(),
-            a.frequency, a.duration > 0 ? fmt::format(" for {}s", a.duration).c_str() : " until Ctrl-C");
+  if (!a.quiet) {
+    opts.on_started = [&a] {
+      std::string what = a.all ? "all Go processes" : fmt::format("{} process(es)", a.pids.size());
+      std::string until = a.duration > 0 ? fmt::format(" for {}s", a.duration) : " until Ctrl-C";
+      fprintf(stderr, "switchback: recording %s at %d Hz%s\n", what.c_str(), a.frequency, until.c_str());
+    };
+  }
   auto r = recorder::Record(opts);
   if (tty) fprintf(stderr, "\r\033[K");
   if (!r.ok()) return Fail(r.error());
