@@ -29,7 +29,10 @@ nlohmann::json StatsToJson(const RecordStats& s) {
                      {"exited", p.exited}});
   }
   j["processes"] = procs;
-  j["bpf"] = {{"run_cnt", s.bpf_run_count}, {"run_time_ns", s.bpf_run_time_ns}};
+  j["bpf"] = {{"run_cnt", s.bpf_run_count},
+              {"run_time_ns", s.bpf_run_time_ns},
+              {"unwound", s.unwound},
+              {"unwind_ns", s.unwind_ns}};
   return j;
 }
 
@@ -56,8 +59,11 @@ std::string StatsSummary(const RecordStats& s) {
     any = true;
     out += fmt::format("  {:<12} {} / {} / {}\n", name, c.attempts, c.crossed, c.stopped);
   }
+  if (s.unwound > 0)
+    out += fmt::format("BPF unwind cost: {:.0f} ns per sample over {} samples\n",
+                       static_cast<double>(s.unwind_ns) / static_cast<double>(s.unwound), s.unwound);
   if (s.bpf_run_count > 0 && s.bpf_run_time_ns > 0)
-    out += fmt::format("BPF cost: {:.0f} ns per sample over {} runs\n",
+    out += fmt::format("BPF program (kernel.bpf_stats_enabled): {:.0f} ns per run over {} runs\n",
                        static_cast<double>(s.bpf_run_time_ns) / static_cast<double>(s.bpf_run_count),
                        s.bpf_run_count);
   return out;

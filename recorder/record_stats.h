@@ -39,6 +39,8 @@ struct RecordStats {
   std::vector<ProcessStats> processes;
   uint64_t bpf_run_count = 0;
   uint64_t bpf_run_time_ns = 0;
+  uint64_t unwound = 0;        // samples unwound in BPF (tracked processes)
+  uint64_t unwind_ns = 0;      // BPF time spent in those unwinds
 };
 
 nlohmann::json StatsToJson(const RecordStats& s);

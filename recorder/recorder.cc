@@ -39,6 +39,8 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   sb_counters c = sampler.Counters();
   st.lost = c.lost;
   st.unknown_pid = c.unknown_pid;
+  st.unwound = c.samples;
+  st.unwind_ns = c.unwind_ns;
   for (const auto& [key, n] : agg.stacks()) {
     st.stop_reasons[unwind::StopReasonName(key.stop_reason)] += n;
     if (key.stop_reason == SB_STOP_ROOT) st.ended_at_root += n;

@@ -93,6 +93,16 @@ class ProcessSymbolizer {
 
 }  // namespace
 
+std::string CrossedSwitches(uint16_t crossed) {
+  std::string out;
+  for (int i = 0; i < SB_CROSS_MAX; i++) {
+    if (!(crossed & (1u << i))) continue;
+    if (!out.empty()) out += ",";
+    out += unwind::CrossingName(i);
+  }
+  return out;
+}
+
 std::string StopFrameName(int reason) {
   return std::string("[stopped: ") + unwind::StopReasonName(reason) + "]";
 }
@@ -120,6 +130,7 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
     s.num_labels["tid"] = key.tid;
     if (key.goid != 0) s.num_labels["goroutine"] = static_cast<int64_t>(key.goid);
     if (!key.comm.empty()) s.labels["thread"] = key.comm;
+    if (std::string sw = CrossedSwitches(key.crossed); !sw.empty()) s.labels["switches"] = sw;
     builder.AddSample(std::move(s));
   }
   profile::ProfileData d = builder.Take();

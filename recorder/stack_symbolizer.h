@@ -21,5 +21,7 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
 
 // "[stopped: bad_fp]"
 std::string StopFrameName(int reason);
+// "leaf,systemstack": the switches a sample crossed (its `switches` label).
+std::string CrossedSwitches(uint16_t crossed);
 
 }  // namespace sb::recorder

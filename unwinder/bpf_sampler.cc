@@ -167,6 +167,7 @@ sb_counters BpfSampler::Counters() const {
     total.samples += c.samples;
     total.lost += c.lost;
     total.unknown_pid += c.unknown_pid;
+    total.unwind_ns += c.unwind_ns;
     for (int i = 0; i < SB_STOP_MAX; i++) total.stop[i] += c.stop[i];
     for (int i = 0; i < SB_CROSS_MAX; i++)
       for (int k = 0; k < 3; k++) total.crossing[i][k] += c.crossing[i][k];

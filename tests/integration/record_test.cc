@@ -780,4 +780,106 @@ TEST(RecordCli, NoSuchPidFailsFast) {
   EXPECT_FALSE(fs::exists(dir / "none.pb.gz")) << "wrote a profile anyway";
 }
 
+// --all: a Go process that starts after the recording began is found (through the sampler's
+// new-process notification) and recorded; a non-Go process running beside it is not.
+TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
+  fs::path dir = TestDir();
+  fs::path pprof = dir / "all.pb.gz", stats_path = dir / "stats.json";
+  Child rec({kSwitchback, "record", "--all", "--duration", "7", "--frequency", "199", "--output", pprof.string(),
+             "--stats", stats_path.string(), "--quiet"},
+            dir / "record.stdout", dir / "record.stderr");
+  ASSERT_TRUE(WaitAttached(rec.pid(), seconds(60))) << "switchback never opened a perf event";
+  std::this_thread::sleep_for(milliseconds(500));
+  Child late({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=4s"}, dir / "demo.stdout",
+             dir / "demo.stderr");
+  Child other({"/bin/sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done"}, dir / "sh.stdout",
+              dir / "sh.stderr");
+  RunResult r = rec.Wait(seconds(60));
+  ASSERT_TRUE(r.exited_ok()) << Describe(r);
+  ASSERT_TRUE(late.Wait(seconds(30)).exited_ok());
+  other.Wait(seconds(30));
+  auto stats = sb::ReadFile(stats_path.string());
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  auto j = nlohmann::json::parse(*stats, nullptr, false);
+  const nlohmann::json* proc = FindProcess(j, late.pid());
+  ASSERT_NE(proc, nullptr) << "the late Go process was not followed: " << j.dump();
+  EXPECT_GT(proc->value("samples", int64_t{0}), 100) << proc->dump();
+  EXPECT_EQ(FindProcess(j, other.pid()), nullptr) << "a non-Go process was followed";
+  std::string err;
+  auto p = LoadPprof(pprof, &err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_GT(CountForPid(*p, late.pid()), 100);
+  EXPECT_GT(InclusiveShares(*p)["main.spin"], 0.1);
+}
+
+// Ctrl-C (SIGINT) with no --duration: the recording ends cleanly and writes everything.
+TEST_F(RecordTest, SigintEndsTheRecordingAndWritesTheProfile) {
+  fs::path dir = TestDir();
+  Child demo({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=20s"}, dir / "demo.stdout",
+             dir / "demo.stderr");
+  std::this_thread::sleep_for(milliseconds(500));
+  fs::path pprof = dir / "int.pb.gz", folded = dir / "int.folded";
+  Child rec({kSwitchback, "record", "--pid", std::to_string(demo.pid()), "--output", pprof.string(), "--folded",
+             folded.string(), "--quiet"},
+            dir / "record.stdout", dir / "record.stderr");
+  ASSERT_TRUE(WaitAttached(rec.pid(), seconds(60)));
+  std::this_thread::sleep_for(milliseconds(2000));
+  rec.Signal(SIGINT);
+  RunResult r = rec.Wait(seconds(30));
+  ASSERT_TRUE(r.exited_ok()) << Describe(r);
+  std::string err;
+  auto p = LoadPprof(pprof, &err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_GT(CountForPid(*p, demo.pid()), 50);
+  auto text = sb::ReadFile(folded.string());
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("main.spin"), std::string::npos);
+  // No temporary files left behind.
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+// Bad requests fail before anything is recorded, with one line that says what is wrong.
+RunResult RecordFails(const std::vector<std::string>& args, const std::string& name) {
+  fs::path dir = TestDir();
+  std::vector<std::string> argv = {kSwitchback, "record"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunResult r = RunCommand(argv, dir, name, seconds(20));
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0) << Describe(r);
+  EXPECT_LT(r.seconds, 5.0) << "did not fail fast";
+  std::string err = r.err;
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 0) << "stderr is not one line:\n" << r.err;
+  return r;
+}
+
+TEST_F(RecordTest, NonGoProcessIsRejectedByName) {
+  fs::path dir = TestDir();
+  Child sleeper({"/bin/sleep", "20"}, dir / "sleep.stdout", dir / "sleep.stderr");
+  std::this_thread::sleep_for(milliseconds(200));
+  RunResult r = RecordFails({"--pid", std::to_string(sleeper.pid()), "--duration", "5", "--output",
+                             (dir / "x.pb.gz").string()},
+                            "nongo");
+  EXPECT_NE(r.err.find("not a Go program"), std::string::npos) << r.err;
+}
+
+TEST_F(RecordTest, UnwritableOutputFailsBeforeRecording) {
+  fs::path dir = TestDir();
+  Child demo({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=20s"}, dir / "demo.stdout",
+             dir / "demo.stderr");
+  RunResult r = RecordFails({"--pid", std::to_string(demo.pid()), "--duration", "30", "--output",
+                             "/nonexistent-dir/x.pb.gz"},
+                            "unwritable");
+  EXPECT_NE(r.err.find("/nonexistent-dir/x.pb.gz"), std::string::npos) << r.err;
+}
+
+TEST(RecordCli, HelpExplainsTheOptions) {
+  fs::path dir = TestDir();
+  RunResult r = RunCommand({kSwitchback, "record", "--help"}, dir, "help", seconds(20));
+  ASSERT_TRUE(r.exited_ok()) << Describe(r);
+  for (const char* opt : {"--pid", "--all", "--duration", "--frequency", "--output", "--folded", "--flamegraph",
+                          "--stats", "[stopped: REASON]"})
+    EXPECT_NE(r.out.find(opt), std::string::npos) << opt << " not in --help:\n" << r.out;
+}
+
 }  // namespace

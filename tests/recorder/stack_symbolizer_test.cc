@@ -98,6 +98,12 @@ TEST(StackSymbolizer, NonPieExecutable) { CheckDemoStacks("demo"); }
 TEST(StackSymbolizer, PieExecutableUsesTheLoadBias) { CheckDemoStacks("demo-pie"); }
 TEST(StackSymbolizer, StrippedExecutable) { CheckDemoStacks("demo-stripped"); }
 
+TEST(StackSymbolizer, CrossedSwitchesLabel) {
+  EXPECT_EQ(CrossedSwitches(0), "");
+  EXPECT_EQ(CrossedSwitches((1u << SB_CROSS_LEAF) | (1u << SB_CROSS_SYSTEMSTACK)), "leaf,systemstack");
+  EXPECT_EQ(CrossedSwitches(1u << SB_CROSS_ASMCGOCALL), "asmcgocall");
+}
+
 TEST(StackSymbolizer, StopFrameNames) {
   EXPECT_EQ(StopFrameName(SB_STOP_BAD_FP), "[stopped: bad_fp]");
   EXPECT_EQ(StopFrameName(SB_STOP_MAX_FRAMES), "[stopped: max_frames]");

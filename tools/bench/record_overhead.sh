@@ -125,6 +125,8 @@ depth_run() {
   DEPTH_NS=$(jq -r '.bpf.run_time_ns // 0' "$tag.stats.json")
   DEPTH_CNT=$(jq -r '.bpf.run_cnt // 0' "$tag.stats.json")
   DEPTH_SAMPLES=$(jq -r '.samples // 0' "$tag.stats.json")
+  DEPTH_UNWIND_NS=$(jq -r '.bpf.unwind_ns // 0' "$tag.stats.json")
+  DEPTH_UNWOUND=$(jq -r '.bpf.unwound // 0' "$tag.stats.json")
 }
 
 SPIN_CONFIGS=(base sb99 sb999 perf99 perf999)
@@ -142,9 +144,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
       depth*)
         depth_run "${config#depth}" "$r"
         if [[ $DEPTH_CNT =~ ^[0-9]+$ ]] && (( DEPTH_CNT > 0 )); then
-          printf '%s\t%s\t%s\t%s\t%s\n' "$config" "$r" \
+          printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$config" "$r" \
             "$(awk -v a="$DEPTH_NS" -v b="$DEPTH_CNT" 'BEGIN { printf "%.1f", a / b }')" \
-            "$DEPTH_CNT" "$DEPTH_SAMPLES" >>"$RESULTS"
+            "$DEPTH_CNT" "$DEPTH_SAMPLES" \
+            "$(awk -v a="$DEPTH_UNWIND_NS" -v b="$DEPTH_UNWOUND" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }')" >>"$RESULTS"
         else
           echo "record_overhead: no bpf run counts in stats for $config round $r (run_cnt=$DEPTH_CNT)" >&2
         fi
@@ -175,7 +178,8 @@ summary = {"rounds": rounds, "bpf": {}, "spin": {}}
 print(f"(a) BPF sampler cost, demo -mode=depth -workers=2, 999 Hz, median of {rounds} rounds")
 print("    ns/run = run_time_ns / run_cnt (every run of the program, on any process);")
 print("    ns/sample = run_time_ns / samples kept for the demo (all BPF time charged to them)")
-print(f"    {'depth':>5}  {'ns/run':>7}  {'(min':>7}  {'max)':>7}  {'ns/sample':>9}  {'runs':>6}  {'samples':>7}")
+print("    unwind ns = time inside the unwinder per unwound sample (bpf_ktime_get_ns around it)")
+print(f"    {'depth':>5}  {'ns/run':>7}  {'(min':>7}  {'max)':>7}  {'ns/sample':>9}  {'unwind ns':>9}  {'runs':>6}  {'samples':>7}")
 for d in depths:
     c = "depth" + d
     v = col(c)
@@ -184,8 +188,8 @@ for d in depths:
         continue
     per_sample = [r[0] * r[1] / r[2] for r in rows[c].values() if len(r) > 2 and r[2] > 0]
     ps = statistics.median(per_sample) if per_sample else float("nan")
-    print(f"    {d:>5}  {med(c):7.0f}  {min(v):7.0f}  {max(v):7.0f}  {ps:9.0f}  {med(c, 1):6.0f}  {med(c, 2):7.0f}")
-    summary["bpf"][d] = {"ns_per_run": med(c), "ns_per_sample": ps}
+    print(f"    {d:>5}  {med(c):7.0f}  {min(v):7.0f}  {max(v):7.0f}  {ps:9.0f}  {med(c, 3):9.0f}  {med(c, 1):6.0f}  {med(c, 2):7.0f}")
+    summary["bpf"][d] = {"ns_per_run": med(c), "ns_per_sample": ps, "unwind_ns_per_sample": med(c, 3)}
 names = {"base": "unrecorded", "sb99": "switchback 99 Hz", "sb999": "switchback 999 Hz",
          "perf99": "perf -g -F 99", "perf999": "perf -g -F 999"}
 base = rows.get("base", {})
