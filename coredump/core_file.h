@@ -53,8 +53,18 @@ class CoreFile {
   const sym::ElfFile& elf() const { return *elf_; }
 
  private:
+  friend class ProcessImage;
+  struct LoadRange {  // a PT_LOAD's file-backed part, sorted by vaddr
+    uint64_t vaddr = 0;
+    uint64_t filesz = 0;
+    uint64_t offset = 0;
+  };
   CoreFile() = default;
+  static Result<std::shared_ptr<CoreFile>> Make(std::shared_ptr<const sym::ElfFile> elf);
   Status Parse();
+  // Copies the longest prefix of [addr, addr+n) that the core holds; returns its length.
+  size_t CopyPrefix(uint64_t addr, void* dst, size_t n) const;
+  std::vector<LoadRange> loads_;
   std::shared_ptr<const sym::ElfFile> elf_;
   sym::Arch arch_ = sym::Arch::kUnknown;
   uint32_t pid_ = 0;

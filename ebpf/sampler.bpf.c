@@ -8,6 +8,7 @@
 
 #include "unwind/unwind_types.h"
 #include "unwind/bpf_env.bpf.h"
+#include "unwind/user_regs.bpf.h"
 #include "unwind/unwind_core.h"
 #include "sampler.h"
 
@@ -102,13 +103,11 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   /* The user registers, also when the sample interrupted the kernel (syscall, fault). */
   struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
   if (!regs) return 0;
-  __u64 pc = BPF_CORE_READ(regs, ip);
-  __u64 sp = BPF_CORE_READ(regs, sp);
-  __u64 fp = BPF_CORE_READ(regs, bp);
-  __u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+  struct sb_regs r = {};
+  sb_read_user_regs(task, regs, &r);
 
   __u64 t0 = bpf_ktime_get_ns();
-  sb_unwind(pi, s, cnt, 0, pc, sp, fp, fsbase);
+  sb_unwind(pi, s, cnt, 0, &r);
   cnt->unwind_ns += bpf_ktime_get_ns() - t0;
 
   __u32 n = s->nframes;

@@ -62,8 +62,8 @@ HostUnwindResult UnwindOnHost(const HostUnwindInput& in, const Registers& regs,
   HostUnwindResult r;
   HostEnv env{&in, &r.faults_hit};
   sb_counters scratch{};
-  sb_unwind(in.info, &r.sample, counters ? counters : &scratch, &env, regs.pc, regs.sp, regs.fp,
-            regs.tls_base);
+  sb_regs r0{regs.pc, regs.sp, regs.fp, regs.lr, regs.g_reg, regs.tls_base};
+  sb_unwind(in.info, &r.sample, counters ? counters : &scratch, &env, &r0);
   return r;
 }
 

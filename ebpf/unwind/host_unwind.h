@@ -23,7 +23,8 @@ struct Registers {
   uint64_t pc = 0;
   uint64_t sp = 0;
   uint64_t fp = 0;
-  uint64_t lr = 0;        // arm64
+  uint64_t lr = 0;        // arm64 x30
+  uint64_t g_reg = 0;     // arm64 x28
   uint64_t tls_base = 0;  // amd64 fs_base; arm64 TPIDR_EL0
 };
 

@@ -27,6 +27,8 @@ struct sb_unwind_state {
   sb_u64 sp;
   sb_u64 fp;
   sb_u64 prev_fp;        /* last frame pointer followed on this stack; 0 after a switch */
+  sb_u64 lr;             /* arm64 link register, valid while lr_valid */
+  sb_u64 last_pc;        /* the frame emitted before the current one (callee of this frame) */
   sb_u64 g;              /* g read from TLS, validated */
   sb_u64 m;
   sb_u64 g0;
@@ -35,6 +37,8 @@ struct sb_unwind_state {
   sb_u8 frame_exact;     /* the current pc is exact (not a return address) */
   sb_u8 on_g0;           /* walking the g0 stack of the sampled thread */
   sb_u8 switch_pending;  /* the next frame-pointer step leaves this stack */
+  sb_u8 lr_valid;        /* lr still holds the current frame's return address (leaf, arm64) */
+  sb_u8 arm64;
   const struct sb_proc_info *pi;
   struct sb_sample *out;
   struct sb_counters *cnt;
@@ -118,6 +122,7 @@ SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb
   st->prev_fp = 0; /* a different stack: addresses are not comparable with the last one */
   st->exact_sp = 0;
   st->frame_exact = 0;
+  st->lr_valid = 0;
   st->on_g0 = 0;
 }
 
@@ -157,7 +162,8 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
   sb_count(st, crossing, SB_CNT_ATTEMPTS);
   sb_u64 gp = sb_live_curg(st);
   if (gp == 0) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
-  if (!(st->pi->flags & SB_PI_SYSTEMSTACK_SCHED)) {
+  sb_u32 recipe = st->pi->flags & (SB_PI_SYSTEMSTACK_SCHED | SB_PI_SWITCH_SCHED_BP);
+  if (recipe == 0) {
     /* The frame pointer chain continues into the goroutine stack by itself: the switch
      * function's frame record on g0 links to its caller's frame on the goroutine stack. */
     st->on_g0 = 0;
@@ -168,6 +174,20 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
   sb_u64 sp = 0, pc = 0, bp = 0;
   if (sb_read_sched(st, gp, &sp, &pc, &bp))
     return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+  if (recipe & SB_PI_SWITCH_SCHED_BP) {
+    /* arm64 before Go 1.25: the switch function has a frame on the goroutine stack and
+     * gosave_systemstack_switch saved its frame pointer in sched.bp; on g0 it loaded R29 from
+     * g0.sched.bp, so the g0 chain does not lead back. Continue at that frame record. */
+    if (bp == 0 || !sb_sp_in_stack(st, gp, bp))
+      return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    st->fp = bp;
+    st->prev_fp = 0;
+    st->on_g0 = 0;
+    st->exact_sp = 0;
+    sb_crossed(st, crossing);
+    return -1; /* the frame-pointer step from sched.bp yields the caller */
+  }
+  /* amd64 before Go 1.21: F's return address at curg.sched.sp, its frame pointer sched.bp. */
   if (sp == 0 || !sb_sp_in_stack(st, gp, sp))
     return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
   sb_u64 caller = 0;
@@ -186,7 +206,10 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
   sb_count(st, SB_CROSS_MCALL, SB_CNT_ATTEMPTS);
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 gp = sb_live_curg(st);
-  if (gp == 0 && st->pi->arch == SB_ARCH_AMD64) {
+  /* The g0 slot holds the goroutine for sure on amd64 (mcall's PUSHQ AX); on arm64 only when
+   * the callee (the frame just below mcall) spills its argument there. */
+  int slot_valid = !st->arm64 || sb_classify(st->pi, st->last_pc - 1) == SB_FN_MCALL_SPILLER;
+  if (gp == 0 && slot_valid) {
     sb_u64 g0_sp = 0, cand = 0, cand_m = 1;
     if (sb_read_u64(st, st->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
         sb_read_u64(st, g0_sp - 8, &cand) ||
@@ -203,6 +226,14 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
   sb_switch_to(st, pc, sp, bp);
   sb_crossed(st, SB_CROSS_MCALL);
   return 0;
+}
+
+/* The return address of a function stopped in its prologue by morestack: amd64 keeps it at
+ * the function's SP (the CALL pushed it), arm64 in the link register, which morestack saved as
+ * sched.lr. */
+SB_INLINE int sb_morestack_caller(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp, sb_u64 *ret) {
+  if (st->arm64) return sb_read_u64(st, gp + st->pi->off.g_sched + st->pi->off.gobuf_lr, ret);
+  return sb_read_u64(st, sp, ret);
 }
 
 /* runtime.morestack on g0 (newstack and what it calls): the goroutine was stopped in f's
@@ -225,7 +256,7 @@ SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   if (status == SB_GO_STATUS_COPYSTACK) {
     sb_u64 caller = 0;
     if (sb_read_sched(st, gp, &sp, &pc, &bp) == 0 && sp != 0 && pc != 0 &&
-        sb_read_u64(st, sp, &caller) == 0 && caller != 0) {
+        sb_morestack_caller(st, gp, sp, &caller) == 0 && caller != 0) {
       sb_emit(st, pc, 0);
       sb_emit(st, caller, 0);
     }
@@ -234,7 +265,7 @@ SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0 || !sb_sp_in_stack(st, gp, sp))
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
   sb_u64 ret = 0;
-  if (sb_read_u64(st, sp, &ret))
+  if (sb_morestack_caller(st, gp, sp, &ret))
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
   sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
   sb_switch_to(st, ret, sp + 8, bp);
@@ -247,13 +278,18 @@ SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
  * the g0 stack). The calling function's saved frame pointer sits at vdsoSP - 16 (amd64). */
 SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
   const struct sb_go_offsets *o = &st->pi->off;
-  if (st->m == 0 || st->pi->arch != SB_ARCH_AMD64) return -1;
+  if (st->m == 0) return -1;
   sb_count(st, SB_CROSS_VDSO, SB_CNT_ATTEMPTS);
-  sb_u64 vsp = 0, vpc = 0, caller_fp = 0;
+  sb_u64 vsp = 0, vpc = 0;
   if (sb_read_u64(st, st->m + o->m_vdsosp, &vsp) || sb_read_u64(st, st->m + o->m_vdsopc, &vpc) ||
       vsp == 0 || vpc == 0)
     return sb_cross_stopped(st, SB_CROSS_VDSO, SB_STOP_STALE_GOROUTINE);
-  if (sb_read_u64(st, vsp - 16, &caller_fp))
+  /* The frame record of the function that called the vDSO: amd64 time.now/nanotime1 pushed
+   * BP just below their return address (vdsoSP - 8); arm64 nanotime1's record is at
+   * vdsoSP - 8 (saved R29, then the saved LR = vdsoPC at vdsoSP). */
+  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 16;
+  sb_u64 caller_fp = 0;
+  if (sb_read_u64(st, record, &caller_fp))
     return sb_cross_stopped(st, SB_CROSS_VDSO, SB_STOP_READ_FAULT);
   int was_g0 = st->on_g0;
   sb_switch_to(st, vpc, vsp, caller_fp);
@@ -266,7 +302,36 @@ SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
 SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   const struct sb_proc_info *pi = st->pi;
   sb_s32 delta = 0;
-  if (st->exact_sp && pi->arch == SB_ARCH_AMD64 &&
+  if (st->exact_sp && st->arm64 &&
+      sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
+    /* arm64 Go frame: the prologue stores LR at the new SP (MOVD.W R30, -size(RSP)), then the
+     * caller's R29 just below it and sets R29 = SP - 8. With no frame yet (delta 0, a
+     * frameless leaf or the first prologue instruction) the return address is still in LR. */
+    sb_u64 ret = 0, caller_fp = st->fp;
+    if (delta == 0) {
+      if (!st->lr_valid) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+      ret = st->lr;
+    } else if (sb_read_u64(st, st->sp, &ret)) {
+      return sb_stop(st, SB_STOP_READ_FAULT);
+    }
+    int frame_set_up = delta != 0 && st->fp == st->sp - 8;
+    if (frame_set_up && sb_read_u64(st, st->fp, &caller_fp)) return sb_stop(st, SB_STOP_READ_FAULT);
+    if (!frame_set_up) {
+      sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
+      sb_crossed(st, SB_CROSS_LEAF);
+    } else {
+      st->prev_fp = st->fp;
+    }
+    if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+    st->pc = ret;
+    st->sp = st->sp + (sb_u64)delta;
+    st->fp = caller_fp;
+    st->exact_sp = 0;
+    st->frame_exact = 0;
+    st->lr_valid = 0;
+    return 0;
+  }
+  if (st->exact_sp && !st->arm64 &&
       sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
     /* amd64 Go frame: the return address sits at SP + delta. If the function already set
      * up its frame pointer, BP points just below the return address slot. */
@@ -299,6 +364,7 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   /* Across a stack switch, addresses on the two stacks are not comparable. */
   st->prev_fp = st->switch_pending ? 0 : fp;
   st->switch_pending = 0;
+  st->lr_valid = 0;
   st->pc = ret;
   st->sp = fp + 16;
   st->fp = saved_fp;
@@ -329,29 +395,47 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
     else if (kind == SB_FN_MCALL) r = sb_cross_mcall(st);
     else if (kind == SB_FN_MORESTACK) r = sb_cross_morestack(st);
   }
-  if (r >= 0) return r;
+  if (r >= 0) {
+    st->last_pc = lookup_pc + 1;
+    return r;
+  }
+  st->last_pc = lookup_pc + 1;
   if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
   return sb_step_caller(st);
 }
 
-/* Reads g from the TLS slot and validates it against its m. */
-SB_INLINE void sb_load_g(struct sb_unwind_state *st, sb_u64 tls_base) {
-  const struct sb_proc_info *pi = st->pi;
-  const struct sb_go_offsets *o = &pi->off;
-  if (!(pi->flags & SB_PI_HAS_TLS) || !(pi->flags & SB_PI_HAS_OFFSETS) || tls_base == 0) return;
-  sb_u64 g = 0, m = 0, g0 = 0, curg = 0, gsignal = 0;
-  if (sb_read_u64(st, tls_base + (sb_u64)pi->tls_g_offset, &g) || g == 0) return;
-  if (sb_read_u64(st, g + o->g_m, &m) || m == 0) return;
+/* Checks that candidate is a g of its m (g0, curg or gsignal) and loads the thread's g, m,
+ * g0 and curg. Returns 0 when it is. */
+SB_INLINE int sb_try_g(struct sb_unwind_state *st, sb_u64 g) {
+  const struct sb_go_offsets *o = &st->pi->off;
+  sb_u64 m = 0, g0 = 0, curg = 0, gsignal = 0;
+  if (g == 0 || sb_read_u64(st, g + o->g_m, &m) || m == 0) return -1;
   if (sb_read_u64(st, m + o->m_g0, &g0) || sb_read_u64(st, m + o->m_curg, &curg) ||
       sb_read_u64(st, m + o->m_gsignal, &gsignal))
-    return;
-  if (g != g0 && g != curg && g != gsignal) return;
+    return -1;
+  if (g != g0 && g != curg && g != gsignal) return -1;
   st->g = g;
   st->m = m;
   st->g0 = g0;
   st->curg = curg;
   st->on_g0 = g == g0;
-  sb_u64 user_g = g == curg ? g : (g == g0 ? curg : 0);
+  return 0;
+}
+
+/* Finds the sampled thread's g: the TLS slot when known (always current on amd64), else the g
+ * register (arm64 keeps g in R28 in Go code; C code preserves it, callee-saved). */
+SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs) {
+  const struct sb_proc_info *pi = st->pi;
+  if (!(pi->flags & SB_PI_HAS_OFFSETS)) return;
+  int found = -1;
+  if ((pi->flags & SB_PI_HAS_TLS) && regs->tls_base != 0) {
+    sb_u64 g = 0;
+    if (sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0) found = sb_try_g(st, g);
+  }
+  if (found != 0 && st->arm64) found = sb_try_g(st, regs->g_reg);
+  if (found != 0) return;
+  const struct sb_go_offsets *o = &pi->off;
+  sb_u64 user_g = st->g == st->curg ? st->g : (st->on_g0 ? st->curg : 0);
   sb_u64 goid = 0;
   if (user_g && sb_read_u64(st, user_g + o->g_goid, &goid) == 0 && goid != 0) {
     st->out->goid = goid;
@@ -360,22 +444,23 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, sb_u64 tls_base) {
   if (st->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;
 }
 
-/* Unwinds one thread. `out` must have nframes = 0, stop_reason = 0, crossed = 0, exact = 0.
- * pc/sp/fp are the user registers; tls_base is fs_base on amd64. */
+/* Unwinds one thread. `out` must have nframes = 0, stop_reason = 0, crossed = 0, exact = 0. */
 SB_INLINE void sb_unwind(const struct sb_proc_info *pi, struct sb_sample *out,
-                         struct sb_counters *cnt, void *env, sb_u64 pc, sb_u64 sp, sb_u64 fp,
-                         sb_u64 tls_base) {
+                         struct sb_counters *cnt, void *env, const struct sb_regs *regs) {
   struct sb_unwind_state st = {};
-  st.pc = pc;
-  st.sp = sp;
-  st.fp = fp;
+  st.pc = regs->pc;
+  st.sp = regs->sp;
+  st.fp = regs->fp;
+  st.lr = regs->lr;
+  st.lr_valid = pi->arch == SB_ARCH_ARM64;
+  st.arm64 = pi->arch == SB_ARCH_ARM64;
   st.exact_sp = 1;
   st.frame_exact = 1;
   st.pi = pi;
   st.out = out;
   st.cnt = cnt;
   st.env = env;
-  if (pi->flags & SB_PI_GO) sb_load_g(&st, tls_base);
+  if (pi->flags & SB_PI_GO) sb_load_g(&st, regs);
   SB_LOOP(SB_MAX_FRAMES + 1, sb_unwind_step, &st);
   if (out->stop_reason == SB_STOP_NONE) out->stop_reason = SB_STOP_MAX_FRAMES;
   if (out->stop_reason < SB_STOP_MAX) cnt->stop[out->stop_reason]++;

@@ -55,6 +55,7 @@ enum sb_func_kind {
   SB_FN_MCALL,        /* runtime.mcall */
   SB_FN_MORESTACK,    /* runtime.morestack */
   SB_FN_ASMCGOCALL,   /* runtime.asmcgocall: C code called from Go */
+  SB_FN_MCALL_SPILLER, /* an mcall callee that spills its g argument to the g0 slot (arm64) */
 };
 
 /* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */
@@ -102,6 +103,7 @@ struct sb_range {
 #define SB_PI_HAS_OFFSETS 0x2          /* struct offsets known: switches may be crossed */
 #define SB_PI_HAS_TLS 0x4              /* tls_g_offset known: g can be read */
 #define SB_PI_SYSTEMSTACK_SCHED 0x8    /* systemstack leaves its caller only in curg.sched (amd64 <1.21) */
+#define SB_PI_SWITCH_SCHED_BP 0x10     /* systemstack/asmcgocall: continue at curg.sched.bp (arm64 <1.25) */
 
 /* Per-process facts, keyed by tgid in the proc_info map. */
 struct sb_proc_info {
@@ -125,6 +127,16 @@ struct sb_proc_info {
 struct sb_sp_delta {
   sb_u32 pc_off;
   sb_s32 delta;
+};
+
+/* The registers an unwind starts from. */
+struct sb_regs {
+  sb_u64 pc;
+  sb_u64 sp;
+  sb_u64 fp;        /* amd64 rbp, arm64 x29 */
+  sb_u64 lr;        /* arm64 x30 (0 on amd64) */
+  sb_u64 g_reg;     /* arm64 x28 (Go keeps g there), amd64 r14 (ABIInternal code only) */
+  sb_u64 tls_base;  /* amd64 fs_base, arm64 TPIDR_EL0 */
 };
 
 /* Sample flags. */

@@ -107,14 +107,15 @@ class UnwindCoreTest : public ::testing::Test {
     mem_.Put64(fp, saved_fp);
     mem_.Put64(fp + 8, ret);
   }
-  HostUnwindResult Run(uint64_t pc, uint64_t sp, uint64_t fp) {
+  HostUnwindResult Run(uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lr = 0, uint64_t g_reg = 0) {
     HostUnwindInput in;
     in.info = &info_;
     in.deltas = &deltas_;
     in.memory = &mem_;
     in.fault_addresses = faults_;
     Registers r;
-    r.pc = pc; r.sp = sp; r.fp = fp; r.tls_base = kFsBase;
+    r.pc = pc; r.sp = sp; r.fp = fp; r.lr = lr; r.g_reg = g_reg;
+    r.tls_base = info_.arch == SB_ARCH_ARM64 ? 0 : kFsBase;
     return UnwindOnHost(in, r, &counters_);
   }
   static std::vector<uint64_t> Frames(const HostUnwindResult& r) {
@@ -388,6 +389,128 @@ TEST_F(UnwindCoreTest, ZeroFramePointerOutsideGoIsEndOfChain) {
   auto r = Run(0x7f1234560000, 0x7ffc00000000, 0);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_END_OF_CHAIN);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f1234560000}));
+}
+
+// ---- arm64 (Go 1.19): frame records [R29] = caller's R29, [R29+8] = saved LR; g in R28.
+
+class UnwindCoreArm64Test : public UnwindCoreTest {
+ protected:
+  void SetUp() override {
+    UnwindCoreTest::SetUp();
+    info_.arch = SB_ARCH_ARM64;
+    info_.flags = SB_PI_GO | SB_PI_HAS_OFFSETS | SB_PI_SWITCH_SCHED_BP;  // no TLS: R28
+    // arm64 pcsp: main.f allocates its frame in one MOVD.W at +4 (delta 0x30); the leaf none.
+    deltas_ = {{0x000, 0}, {0x104, 0x30}, {0x1f0, 0}, {0x200, 0}, {0x304, 0x40}, {0x3f0, 0},
+               {0x504, 0x40}, {0x5f0, 0}, {0x604, 0x40}, {0x6f0, 0}};  // + park_m, gosched_m
+    info_.delta_count = static_cast<uint32_t>(deltas_.size());
+  }
+  // Go arm64 frame of size `size` whose SP is sp: LR at [sp], caller's R29 at [sp-8].
+  void GoFrame(uint64_t sp, uint64_t saved_fp, uint64_t saved_lr) {
+    mem_.Put64(sp, saved_lr);
+    mem_.Put64(sp - 8, saved_fp);
+  }
+};
+
+// A frameless leaf: the caller is still in LR and R29 is the caller's frame pointer.
+TEST_F(UnwindCoreArm64Test, FramelessLeafTakesItsCallerFromLr) {
+  uint64_t caller_sp = kGStackHi - 0x200, caller_fp = caller_sp - 8;
+  GoFrame(caller_sp, 0, kGoexit + 4);
+  auto r = Run(kLeaf + 8, caller_sp, caller_fp, /*lr=*/kMainF + 0x60, /*g_reg=*/kG);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kLeaf + 8, kMainF + 0x60, kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);  // g found through R28
+  EXPECT_EQ(counters_.crossing[SB_CROSS_LEAF][SB_CNT_CROSSED], 1u);
+}
+
+// Mid-body of a function with a frame: its saved LR is at [SP].
+TEST_F(UnwindCoreArm64Test, FrameWithSavedLr) {
+  uint64_t sp = kGStackHi - 0x300, fp = sp - 8;
+  uint64_t caller_sp = sp + 0x30, caller_fp = caller_sp - 8;
+  GoFrame(sp, caller_fp, kMainF + 0x70);
+  GoFrame(caller_sp, 0, kGoexit + 4);
+  auto r = Run(kMainF + 0x40, sp, fp, /*lr=*/0x1234 /* clobbered */, kG);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x40, kMainF + 0x70, kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_LEAF][SB_CNT_CROSSED], 0u);
+}
+
+// systemstack before Go 1.25: R29 on g0 came from g0.sched.bp, so the g0 chain does not lead
+// back; systemstack's own frame record on the goroutine stack is at curg.sched.bp.
+TEST_F(UnwindCoreArm64Test, SystemstackContinuesAtSchedBp) {
+  uint64_t g0_sp = kG0StackHi - 0x200, g0_fp = g0_sp - 8;
+  GoFrame(g0_sp, /*stale g0 chain*/ kG0StackHi - 0x100, kSystemstack + 0x30);
+  uint64_t ss_sp = kGStackHi - 0x300, ss_fp = ss_sp - 8;
+  uint64_t f_sp = ss_sp + 0x20, f_fp = f_sp - 8;
+  GoFrame(ss_sp, f_fp, kMainF + 0x90);  // systemstack's frame: returns into F
+  GoFrame(f_sp, 0, kGoexit + 4);
+  mem_.Put64(kG + 56 + 0, ss_sp);
+  mem_.Put64(kG + 56 + 8, kSystemstack);
+  mem_.Put64(kG + 56 + 48, ss_fp);
+  auto r = Run(kAllocFn + 0x50, g0_sp, g0_fp, 0, kG0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30, kMainF + 0x90,
+                                              kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+}
+
+// After dropg on arm64, the g0 slot holds the goroutine only when the mcall callee spilled
+// its argument there: park_m does (accepted), gosched_m does not (stale_goroutine).
+TEST_F(UnwindCoreArm64Test, McallSlotOnlyForSpillingCallees) {
+  constexpr uint64_t kParkM = 0x401500, kGoschedM = 0x401600;
+  AddRange(kParkM, kParkM + 0x80, SB_FN_MCALL_SPILLER);
+  mem_.Put64(kM + 192, 0);  // dropg
+  mem_.Put64(kG + 48, 0);   // parked
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  uint64_t f_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  mem_.Put64(kG + 56 + 0, f_sp);
+  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
+  mem_.Put64(kG + 56 + 48, f_fp);
+  Frame(f_fp, 0, kGoexit + 4);
+  uint64_t callee_sp = g0_sched_sp - 16 - 0x40, callee_fp = callee_sp - 8;
+  GoFrame(callee_sp, 0, kMcall + 0x20);
+
+  auto spilled = Run(kParkM + 0x10, callee_sp, callee_fp, 0, kG0);
+  EXPECT_EQ(Frames(spilled), (std::vector<uint64_t>{kParkM + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 4}));
+  EXPECT_EQ(spilled.sample.stop_reason, SB_STOP_ROOT);
+
+  auto not_spilled = Run(kGoschedM + 0x10, callee_sp, callee_fp, 0, kG0);
+  EXPECT_EQ(not_spilled.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(not_spilled), (std::vector<uint64_t>{kGoschedM + 0x10, kMcall + 0x20}));
+}
+
+// morestack on arm64: f's caller is in sched.lr (morestack saved R3 = f's LR there).
+TEST_F(UnwindCoreArm64Test, MorestackUsesSchedLr) {
+  uint64_t g0_sp = kG0StackHi - 0x200, g0_fp = g0_sp - 8;
+  GoFrame(g0_sp, 0, kMorestack + 0x30);
+  uint64_t caller_fp = kGStackHi - 0x200;
+  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
+  mem_.Put64(kG + 56 + 8, kMainF + 0x0c);
+  mem_.Put64(kG + 56 + 40, kMainF + 0xb0);  // sched.lr
+  mem_.Put64(kG + 56 + 48, caller_fp);
+  Frame(caller_fp, 0, kGoexit + 4);
+  mem_.Put32(kG + 144, 2);
+  auto r = Run(kAllocFn + 0x50, g0_sp, g0_fp, 0, kG0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kMorestack + 0x30, kMainF + 0x0c,
+                                              kMainF + 0xb0, kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// vDSO on arm64: nanotime1's frame record is at vdsoSP - 8.
+TEST_F(UnwindCoreArm64Test, VdsoRecordAtVdsoSpMinus8) {
+  info_.off.m_vdsosp = 800;
+  info_.off.m_vdsopc = 808;
+  info_.vdso_start = 0x7fff00000000;
+  info_.vdso_end = 0x7fff00002000;
+  uint64_t vsp = kGStackHi - 0x300, caller_fp = kGStackHi - 0x200;
+  mem_.Put64(kM + 800, vsp);
+  mem_.Put64(kM + 808, kMainF + 0xc0);
+  mem_.Put64(vsp - 8, caller_fp);
+  Frame(caller_fp, 0, kGoexit + 4);
+  auto r = Run(0x7fff00000400, kG0StackHi - 0x100, kG0StackHi - 0x80, 0x7fff00000500, kG);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7fff00000400, kMainF + 0xc0, kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
 }
 
 TEST(StopReasonNames, EveryReasonHasAName) {

@@ -1,0 +1,3 @@
+module switchback/corecases
+
+go 1.19
