@@ -52,7 +52,10 @@ Result<std::string> ZstdCompress(std::string_view data, int level) {
 
 Result<std::string> ZstdDecompress(std::string_view data, size_t max_size) {
   if (data.empty()) return MakeError("not zstd data: empty input");
-  if (data.size() < 4 || ZSTD_isFrame(data.data(), data.size()) == 0) {
+  uint32_t magic = 0;
+  if (data.size() >= 4) std::memcpy(&magic, data.data(), 4);
+  const bool skippable = (magic & 0xFFFFFFF0u) == 0x184D2A50u;
+  if (data.size() < 4 || (magic != ZSTD_MAGICNUMBER && !skippable)) {
     return MakeError("not zstd data (bad magic)");
   }
   std::string out;

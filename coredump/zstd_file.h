@@ -8,6 +8,8 @@
 
 namespace sb::coredump {
 
+// Inputs above 64 MB are compressed at level min(level, 9): 19 would take minutes on a big
+// core with real heap contents, for a few percent.
 Result<std::string> ZstdCompress(std::string_view data, int level = 19);
 // Errors for garbage or truncated input; refuses outputs larger than max_size.
 Result<std::string> ZstdDecompress(std::string_view data, size_t max_size = size_t{8} << 30);

@@ -25,9 +25,22 @@ constexpr NamedKind kSpecialFunctions[] = {
     {"runtime.mcall", SB_FN_MCALL},
     {"runtime.morestack", SB_FN_MORESTACK},
     {"runtime.asmcgocall", SB_FN_ASMCGOCALL},
+    {"runtime.asyncPreempt", SB_FN_ASYNCPREEMPT},
 };
 
+// mcall callees that spill their g argument to the caller's arg slot (g0.sched.sp - 8) on
+// arm64, per DESIGN.md (checked against the callees' DWARF for Go 1.19: `gp` at DW_OP_fbreg 8).
+// goexit0, gosched_m and gopreempt_m do not: after dropg their goroutine cannot be found.
+constexpr const char* kArm64SpillingMcallCallees[] = {
+    "runtime.park_m", "runtime.preemptPark", "runtime.exitsyscall0", "runtime.goyield_m",
+    "runtime.goschedguarded_m"};
+
 void CollectRanges(const sym::GoPclntab& go, GoBinaryFacts* f) {
+  if (f->arch == sym::Arch::kArm64) {
+    for (const char* name : kArm64SpillingMcallCallees)
+      if (auto fn = go.FindFuncByName(name))
+        f->ranges.push_back(FuncRange{name, fn->entry, fn->end, SB_FN_MCALL_SPILLER});
+  }
   for (const auto& s : kSpecialFunctions) {
     auto fn = go.FindFuncByName(s.name);
     if (!fn) {
@@ -99,7 +112,11 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
     f->missing.push_back("runtime struct offsets");
   }
 
-  if (auto tls = FindTlsSlot(bin); tls.ok()) {
+  if (f->arch == sym::Arch::kArm64) {
+    // Go code keeps g in R28 (C code preserves it: callee-saved); the TLS copy exists only in
+    // cgo binaries and is not needed to find g.
+    f->tls_source = "R28 (arm64 g register)";
+  } else if (auto tls = FindTlsSlot(bin); tls.ok()) {
     f->has_tls = true;
     f->tls_g_offset = tls->offset;
     f->tls_source = tls->source;
@@ -108,7 +125,10 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
     f->missing.push_back("TLS slot of g");
   }
 
+  // How systemstack/asmcgocall are crossed (DESIGN.md): amd64 before 1.21 from curg.sched.sp,
+  // arm64 before 1.25 from the frame record at curg.sched.bp, later by frame pointers alone.
   f->systemstack_sched_recipe = f->arch == sym::Arch::kAmd64 && f->go_minor > 0 && f->go_minor < 21;
+  f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
   CollectRanges(*go, f.get());
   CollectSpDeltas(*go, f.get());
   return std::shared_ptr<const GoBinaryFacts>(f);
@@ -120,6 +140,7 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
   if (facts.has_offsets) pi.flags |= SB_PI_HAS_OFFSETS;
   if (facts.has_tls) pi.flags |= SB_PI_HAS_TLS;
   if (facts.systemstack_sched_recipe) pi.flags |= SB_PI_SYSTEMSTACK_SCHED;
+  if (facts.switch_sched_bp_recipe) pi.flags |= SB_PI_SWITCH_SCHED_BP;
   pi.arch = facts.arch == sym::Arch::kArm64 ? SB_ARCH_ARM64 : SB_ARCH_AMD64;
   pi.text_start = facts.text_start + bias;
   pi.text_end = facts.text_end + bias;

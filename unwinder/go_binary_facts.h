@@ -40,6 +40,7 @@ struct GoBinaryFacts {
   std::string tls_source;
 
   bool systemstack_sched_recipe = false;  // amd64 before Go 1.21
+  bool switch_sched_bp_recipe = false;    // arm64 before Go 1.25
   std::vector<FuncRange> ranges;          // roots and switch functions
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start

@@ -38,6 +38,7 @@ struct sb_unwind_state {
   sb_u8 on_g0;           /* walking the g0 stack of the sampled thread */
   sb_u8 switch_pending;  /* the next frame-pointer step leaves this stack */
   sb_u8 lr_valid;        /* lr still holds the current frame's return address (leaf, arm64) */
+  sb_u8 injected_call;   /* the current frame was entered by a signal handler's injected call */
   sb_u8 arm64;
   const struct sb_proc_info *pi;
   struct sb_sample *out;
@@ -370,6 +371,15 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   st->fp = saved_fp;
   st->exact_sp = 0;
   st->frame_exact = 0;
+  if (st->injected_call) {
+    /* asyncPreempt was "called" by the signal handler at the interrupted pc: that pc is exact
+     * (not a return address) and so is the SP, so the interrupted function, which may be a
+     * frameless leaf, is unwound by its pcsp like a sampled leaf (amd64: the injected CALL
+     * pushed the pc just above asyncPreempt's frame record). */
+    st->exact_sp = 1;
+    st->frame_exact = 1;
+    st->injected_call = 0;
+  }
   return 0;
 }
 
@@ -401,6 +411,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   }
   st->last_pc = lookup_pc + 1;
   if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
+  st->injected_call = kind == SB_FN_ASYNCPREEMPT && !st->arm64 && !st->exact_sp;
   return sb_step_caller(st);
 }
 

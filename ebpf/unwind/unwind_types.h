@@ -56,6 +56,7 @@ enum sb_func_kind {
   SB_FN_MORESTACK,    /* runtime.morestack */
   SB_FN_ASMCGOCALL,   /* runtime.asmcgocall: C code called from Go */
   SB_FN_MCALL_SPILLER, /* an mcall callee that spills its g argument to the g0 slot (arm64) */
+  SB_FN_ASYNCPREEMPT, /* runtime.asyncPreempt: called by a signal handler's injected call */
 };
 
 /* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */

@@ -36,6 +36,7 @@ TEST(FuzzRegressionTest, BuildInfo) { EXPECT_GT(Replay("fuzz_buildinfo", FuzzBui
 TEST(FuzzRegressionTest, PprofReader) {
   EXPECT_GT(Replay("fuzz_pprof_reader", FuzzPprofReader), 0);
 }
+TEST(FuzzRegressionTest, CoreFile) { EXPECT_GT(Replay("fuzz_core_file", FuzzCoreFile), 0); }
 
 }  // namespace
 }  // namespace sb::fuzz

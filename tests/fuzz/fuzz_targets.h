@@ -12,5 +12,6 @@ int FuzzElf(const uint8_t* data, size_t size);
 int FuzzPclntab(const uint8_t* data, size_t size);
 int FuzzBuildInfo(const uint8_t* data, size_t size);
 int FuzzPprofReader(const uint8_t* data, size_t size);  // profile/pprof_reader
+int FuzzCoreFile(const uint8_t* data, size_t size);     // coredump/core_file
 
 }  // namespace sb::fuzz

@@ -45,6 +45,7 @@ constexpr uint64_t kMainF = 0x401100;        // main.f, frame 0x28: [0x401100, 0
 constexpr uint64_t kLeaf = 0x401200;         // frameless leaf: [0x401200, 0x401220)
 constexpr uint64_t kAllocFn = 0x401300;      // a g0 function with a frame [0x401300, 0x401400)
 constexpr uint64_t kAsmcgocall = 0x401400;   // [0x401400, 0x401440)
+constexpr uint64_t kAsyncPreempt = 0x401440; // [0x401440, 0x401480)
 constexpr uint64_t kTextEnd = 0x402000;
 
 // Runtime structures.
@@ -79,6 +80,7 @@ class UnwindCoreTest : public ::testing::Test {
     AddRange(kMcall, kMcall + 0x40, SB_FN_MCALL);
     AddRange(kMorestack, kMorestack + 0x40, SB_FN_MORESTACK);
     AddRange(kAsmcgocall, kAsmcgocall + 0x40, SB_FN_ASMCGOCALL);
+    AddRange(kAsyncPreempt, kAsyncPreempt + 0x40, SB_FN_ASYNCPREEMPT);
     // pcsp runs (sorted): every function starts at delta 0; main.f pushes BP at +4 and
     // allocates its frame at +5; the alloc function likewise.
     deltas_ = {{0x000, 0}, {0x104, 8}, {0x105, 0x28}, {0x1f0, 8}, {0x1f1, 0},
@@ -213,6 +215,26 @@ TEST_F(UnwindCoreTest, AsmcgocallCrossesFromCFramesToTheGoroutine) {
                                               kMainF + 0x90, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+}
+
+// Async preemption: the signal handler made the interrupted function "call" asyncPreempt at
+// the interrupted pc. Above asyncPreempt's frame record is that exact pc, and the interrupted
+// function here is a frameless leaf: its caller comes from the pcsp rule, not the chain.
+TEST_F(UnwindCoreTest, AsyncPreemptedLeafKeepsItsCaller) {
+  SetCurrentG(kG);
+  uint64_t ap_fp = kGStackHi - 0x400;               // asyncPreempt's frame record
+  uint64_t leaf_sp = ap_fp + 16;                     // the interrupted leaf's SP
+  uint64_t caller_fp = kGStackHi - 0x100;
+  Frame(ap_fp, caller_fp, kLeaf);                    // injected "return address": leaf's entry
+  mem_.Put64(leaf_sp, kMainF + 0x60);                // the leaf's real return address
+  Frame(caller_fp, 0, kGoexit + 1);
+  uint64_t fn_fp = ap_fp - 0x100;                    // asyncPreempt2, sampled mid-body
+  Frame(fn_fp, ap_fp, kAsyncPreempt + 0x20);
+  auto r = Run(kAllocFn + 0x50, fn_fp - 0x38, fn_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kAsyncPreempt + 0x20, kLeaf, kMainF + 0x60,
+                                              kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.exact[0], 0b101u);  // the leaf's pc is exact: symbolized without -1
 }
 
 // Without the curg.sched recipe (Go 1.21+ amd64) the frame chain crosses by itself.

@@ -11,5 +11,6 @@ using Runner = std::function<int()>;
 // Adds `record` to app; *run is set to its runner.
 void AddRecordCommand(CLI::App& app, Runner* run);
 void AddInspectCommand(CLI::App& app, Runner* run);
+void AddCoredumpCommand(CLI::App& app, Runner* run);
 
 }  // namespace sb::cli

@@ -47,7 +47,9 @@ int RunInspect(const InspectArgs& a) {
     j["offsets"]["m"] = {{"g0", o.m_g0}, {"curg", o.m_curg}, {"gsignal", o.m_gsignal}};
   }
   j["tls"] = {{"known", f.has_tls}, {"g_offset", f.tls_g_offset}, {"source", f.tls_source}};
-  j["systemstack_recipe"] = f.systemstack_sched_recipe ? "curg.sched (amd64 < go1.21)" : "frame pointers";
+  j["systemstack_recipe"] = f.systemstack_sched_recipe ? "curg.sched.sp (amd64 < go1.21)"
+                            : f.switch_sched_bp_recipe ? "frame record at curg.sched.bp (arm64 < go1.25)"
+                                                       : "frame pointers";
   nlohmann::json ranges = nlohmann::json::array();
   for (const auto& r : f.ranges) ranges.push_back({{"name", r.name}, {"start", r.start}, {"end", r.end}});
   j["functions"] = ranges;

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   sb::cli::Runner run;
   sb::cli::AddRecordCommand(app, &run);
   sb::cli::AddInspectCommand(app, &run);
+  sb::cli::AddCoredumpCommand(app, &run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,221 @@
+#include "coredump/replay/case_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "base/file_util.h"
+#include "coredump/replay/core_slim.h"
+#include "coredump/zstd_file.h"
+#include "ebpf/unwind/host_unwind.h"
+
+namespace sb::coredump {
+namespace fs = std::filesystem;
+namespace {
+
+std::string Hex(uint64_t v) {
+  char b[32];
+  snprintf(b, sizeof(b), "0x%" PRIx64, v);
+  return b;
+}
+
+// FNV-1a 64: names blobs by content, so cases that share a binary share its blob.
+uint64_t Fnv1a(std::string_view data) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); i++) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+Result<std::string> Extract(const fs::path& case_dir, const std::string& stored, const std::string& cache) {
+  fs::path p = case_dir / stored;
+  if (!fs::exists(p)) return MakeError("missing file " + p.string());
+  if (p.extension() != ".zst") return p.string();
+  return ExtractZstdFile(p.string(), cache);
+}
+
+Result<ReplayResult> ReplayLoaded(const CoreCase& c, const fs::path& case_dir, const std::string& cache) {
+  ReplayInput in;
+  auto core = Extract(case_dir, c.core, cache);
+  if (!core.ok()) return core.take_error();
+  in.core_path = *core;
+  for (const auto& f : c.files) {
+    auto local = Extract(case_dir, f.file, cache);
+    if (!local.ok()) return local.take_error();
+    in.files[f.path] = *local;
+    if (f.role == "executable") in.executable = f.path;
+  }
+  if (in.executable.empty()) return MakeError("case " + c.name + " names no executable");
+  for (const auto& f : c.faults) in.fault_addresses.insert(f.address);
+  return Replay(in);
+}
+
+Result<CoreCase> LoadCase(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.take_error();
+  auto c = ParseCase(*text);
+  if (!c.ok()) return MakeError(path + ": " + c.error());
+  return c;
+}
+
+std::vector<CaseThread> ToExpectations(const ReplayResult& r) {
+  std::vector<CaseThread> out;
+  for (const auto& t : r.threads) out.push_back(CaseThread{t.lwp, t.stop, t.crossed, t.frames});
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> FindCases(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file() && it->path().extension() == ".json") out.push_back(it->path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<ReplayResult> ReplayCase(const std::string& case_json, const std::string& cache, CoreCase* loaded) {
+  auto c = LoadCase(case_json);
+  if (!c.ok()) return c.take_error();
+  if (loaded) *loaded = *c;
+  return ReplayLoaded(*c, fs::path(case_json).parent_path(), cache);
+}
+
+Result<CaseReport> CheckCase(const std::string& case_json, const std::string& cache) {
+  auto c = LoadCase(case_json);
+  if (!c.ok()) return c.take_error();
+  fs::path dir = fs::path(case_json).parent_path();
+  // Extract first (cached), so the timing below is the replay alone.
+  if (auto warm = ReplayLoaded(*c, dir, cache); !warm.ok()) return warm.take_error();
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = ReplayLoaded(*c, dir, cache);
+  if (!r.ok()) return r.take_error();
+  CaseReport rep;
+  rep.replay_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  rep.name = c->name;
+  rep.arch = c->arch;
+  rep.go_version = c->go_version;
+  rep.threads = c->threads.size();
+  std::map<uint32_t, const ReplayedThread*> got;
+  for (const auto& t : r->threads) got[t.lwp] = &t;
+  for (const auto& want : c->threads) {
+    auto it = got.find(want.lwp);
+    std::string who = "lwp " + std::to_string(want.lwp) + ": ";
+    if (it == got.end()) {
+      rep.differences.push_back(who + "thread missing from the core");
+      continue;
+    }
+    const ReplayedThread& t = *it->second;
+    if (t.stop != want.stop) rep.differences.push_back(who + "stop " + t.stop + ", expected " + want.stop);
+    if (t.crossed != want.crossed)
+      rep.differences.push_back(who + "crossed [" + Join(t.crossed, ",") + "], expected [" + Join(want.crossed, ",") + "]");
+    size_t n = std::max(t.frames.size(), want.frames.size());
+    for (size_t i = 0; i < n; i++) {
+      std::string a = i < t.frames.size() ? t.frames[i] : "(none)";
+      std::string b = i < want.frames.size() ? want.frames[i] : "(none)";
+      if (a != b) {
+        rep.differences.push_back(who + "frame " + std::to_string(i) + ": " + a + ", expected " + b);
+        break;  // the first difference says enough
+      }
+    }
+  }
+  for (const auto& f : c->faults) {
+    auto it = got.find(f.lwp);
+    if (it == got.end() || !it->second->faults_hit.count(f.address))
+      rep.differences.push_back("fault " + Hex(f.address) + " was never read by lwp " + std::to_string(f.lwp));
+    else if (it->second->stop != "read_fault")
+      rep.differences.push_back("fault " + Hex(f.address) + ": lwp " + std::to_string(f.lwp) + " stopped with " +
+                                it->second->stop + ", not read_fault");
+  }
+  for (int i = 0; i < SB_CROSS_MAX; i++)
+    if (r->counters.crossing[i][SB_CNT_CROSSED] > 0) rep.crossed.push_back(unwind::CrossingName(i));
+  for (const auto& m : c->must_cross)
+    if (std::find(rep.crossed.begin(), rep.crossed.end(), m) == rep.crossed.end())
+      rep.differences.push_back("crossing " + m + " was never taken");
+  rep.passed = rep.differences.empty();
+  return rep;
+}
+
+Status RebaseCase(const std::string& case_json, const std::string& cache) {
+  CoreCase c;
+  auto r = ReplayCase(case_json, cache, &c);
+  if (!r.ok()) return MakeError(r.error());
+  c.threads = ToExpectations(*r);
+  c.go_version = r->go_version;
+  return WriteFileAtomic(case_json, SerializeCase(c));
+}
+
+Result<std::string> NewCase(const NewCaseOptions& o) {
+  if (o.name.empty() || o.name.find('/') != std::string::npos) return MakeError("coredump new: a plain --name is needed");
+  fs::path dir(o.dir);
+  std::error_code ec;
+  fs::create_directories(dir / "blobs", ec);
+  if (ec) return MakeError("cannot create " + (dir / "blobs").string() + ": " + ec.message());
+  auto store = [&](const std::string& local, const std::string& label, bool is_core) -> Result<std::string> {
+    auto data = ReadFile(local);
+    if (!data.ok()) return data.take_error();
+    std::string raw = *data;
+    if (fs::path(local).extension() == ".zst") {
+      auto d = ZstdDecompress(raw);
+      if (!d.ok()) return d.take_error();
+      raw = std::move(*d);
+    }
+    if (is_core) {
+      auto slim = SlimCore(raw);
+      if (!slim.ok()) return slim.take_error();
+      raw = std::move(*slim);
+    }
+    char h[20];
+    snprintf(h, sizeof(h), "%016" PRIx64, Fnv1a(raw));
+    std::string rel = "blobs/" + label + "-" + h + ".zst";
+    if (!fs::exists(dir / rel)) {
+      auto z = ZstdCompress(raw, raw.size() > (64u << 20) ? 9 : 19);
+      if (!z.ok()) return z.take_error();
+      if (auto st = WriteFileAtomic((dir / rel).string(), *z); !st.ok()) return MakeError(st.error());
+    }
+    return rel;
+  };
+  CoreCase c;
+  c.name = o.name;
+  c.description = o.description;
+  c.state = o.state;
+  c.oracle = o.oracle;
+  c.must_cross = o.must_cross;
+  c.faults = o.faults;
+  auto core_rel = store(o.core, o.name + ".core", true);
+  if (!core_rel.ok()) return core_rel.take_error();
+  c.core = *core_rel;
+  bool have_exe = false;
+  for (const auto& f : o.files) {
+    auto rel = store(f.local, fs::path(f.path).filename().string(), false);
+    if (!rel.ok()) return rel.take_error();
+    c.files.push_back(CaseFile{f.path, *rel, f.role});
+    have_exe |= f.role == "executable";
+  }
+  if (!have_exe) return MakeError("coredump new: one file must be the executable");
+  auto r = ReplayLoaded(c, dir, o.cache_dir);
+  if (!r.ok()) return r.take_error();
+  c.arch = r->arch;
+  c.go_version = r->go_version;
+  c.threads = ToExpectations(*r);
+  std::string path = (dir / (o.name + ".json")).string();
+  if (auto st = WriteFileAtomic(path, SerializeCase(c)); !st.ok()) return MakeError(st.error());
+  return path;
+}
+
+}  // namespace sb::coredump

@@ -1,0 +1,59 @@
+// The coredump test-case workflow behind `switchback coredump new|check|rebase`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "coredump/replay/case_file.h"
+#include "coredump/replay/replay.h"
+
+namespace sb::coredump {
+
+struct CaseReport {
+  std::string name;
+  std::string arch;
+  std::string go_version;
+  bool passed = false;
+  std::vector<std::string> differences;  // one line each, empty when passed
+  double replay_ms = 0;                   // replay alone (files already extracted)
+  std::vector<std::string> crossed;       // crossings with crossed > 0 in this case
+  size_t threads = 0;
+};
+
+// Loads CASE_JSON, extracts its files into cache_dir, replays and compares.
+Result<CaseReport> CheckCase(const std::string& case_json, const std::string& cache_dir);
+// Rewrites the expected threads of CASE_JSON from the current replay (after a reviewed change).
+Status RebaseCase(const std::string& case_json, const std::string& cache_dir);
+// Replays a case and returns the raw result (for `analyze`).
+Result<ReplayResult> ReplayCase(const std::string& case_json, const std::string& cache_dir,
+                                CoreCase* loaded = nullptr);
+
+struct NewCaseFile {
+  std::string local;    // file on this machine
+  std::string path;     // path as the process saw it
+  std::string role;     // "executable" or "library"
+};
+
+struct NewCaseOptions {
+  std::string core;  // raw core (or .zst)
+  std::vector<NewCaseFile> files;
+  std::string dir;   // where NAME.json goes; blobs in DIR/blobs/
+  std::string name;
+  std::string description;
+  std::string state;
+  std::string oracle;
+  std::vector<std::string> must_cross;
+  std::vector<CaseFault> faults;
+  std::string cache_dir;
+};
+
+// Stores the core and files (zstd, content-addressed blobs shared between cases), replays, and
+// writes NAME.json with every thread's current stack as the expectation. Returns its path.
+Result<std::string> NewCase(const NewCaseOptions& o);
+
+// Every *.json under dir (recursively), sorted.
+std::vector<std::string> FindCases(const std::string& dir);
+
+}  // namespace sb::coredump

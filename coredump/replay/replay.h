@@ -1,0 +1,44 @@
+// Replays a core through the same Go analysis, the same unwind core (host build) and the same
+// symbolizer as the live sampler, and formats each thread's stack as strings.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "ebpf/unwind/unwind_types.h"
+
+namespace sb::coredump {
+
+struct ReplayInput {
+  std::string core_path;
+  // Files the process had mapped: path as the process saw it -> local copy. The executable is
+  // required; libraries are optional (their frames are then named by mapping and offset).
+  std::map<std::string, std::string> files;
+  std::string executable;  // path as the process saw it (a key of `files`)
+  std::set<uint64_t> fault_addresses;
+};
+
+struct ReplayedThread {
+  uint32_t lwp = 0;
+  std::string stop;
+  std::vector<std::string> crossed;
+  std::vector<std::string> frames;
+  std::set<uint64_t> faults_hit;
+  uint64_t goid = 0;
+};
+
+struct ReplayResult {
+  std::string arch;
+  std::string go_version;
+  std::vector<ReplayedThread> threads;
+  sb_counters counters{};
+};
+
+Result<ReplayResult> Replay(const ReplayInput& in);
+
+}  // namespace sb::coredump

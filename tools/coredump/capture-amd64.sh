@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# capture-amd64.sh STATE OUTDIR: core of a Go process (tests/corecases) with a thread stopped
+# exactly in STATE, taken with gdb + gcore on this amd64 host. Writes into OUTDIR:
+#   STATE.core            gcore core file (about 1 GB raw, mostly zeros: compress with zstd -19)
+#   corecases[-cgo].amd64 the exact binary
+#   STATE.gdb-bt.txt      gdb `info threads` + `thread apply all bt` (secondary native oracle)
+#   STATE.gdb.json        stopped thread, breakpoint, per-thread Go view (m, g0, curg, g0 slot)
+#   STATE.dlv.txt         Delve: threads (thread -> goroutine), goroutines with stacks (Go oracle)
+#   STATE.meta.json       summary
+# GO=/path/to/go selects another toolchain: GO=/path/to/go tools/coredump/capture-amd64.sh STATE OUTDIR
+# STATE=all captures every state.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 2 ] || die "usage: $0 STATE|all OUTDIR"
+STATE=$1
+OUT=$(mkdir -p "$2" && cd "$2" && pwd)
+if [ "$STATE" = all ]; then
+	rc=0
+	for s in $STATES; do "$0" "$s" "$OUT" || rc=1; done
+	exit $rc
+fi
+case " $STATES " in *" $STATE "*) ;; *) die "unknown state $STATE (one of: $STATES)";; esac
+[ "$(uname -m)" = x86_64 ] || die "amd64 host required"
+
+BIN=$(build_corecases amd64 "$STATE" "$OUT")
+GOVER=$(go_version)
+
+# Where to stop, per state.
+MODE=break PICK="" BP="" EXTRA_ARGS=""
+case $STATE in
+leaf)        BP="*$(printf '0x%x' $(( $(func_addr "$BIN" main.leaf) + 3 )))" ;;  # 2nd instruction of the frameless leaf
+systemstack) BP="'runtime.(*mheap).alloc.func1'" ;;
+mcall-curg)  BP="'runtime.park_m'" ;;
+dropg|gosched)
+	fn=park_m; [ "$STATE" = gosched ] && fn=goschedImpl
+	read -r l n <<<"$(dropg_lines "$fn")"; [ -n "${n:-}" ] || die "no dropg() in runtime.$fn"
+	addr=$(addr_after_dropg "$BIN" "runtime.$fn" "$l" "$n")
+	[ -n "$addr" ] || die "no code for proc.go:$n after dropg() (proc.go:$l) in runtime.$fn"
+	BP="*$addr"; echo "capture: $STATE: runtime.$fn: dropg() at proc.go:$l, next statement proc.go:$n at $addr" >&2 ;;
+morestack)   BP="'runtime.newstack'" ;;
+cgo)         BP="cc_leaf" ;;
+vdso)        BP="__vdso_clock_gettime" ;;
+signal)      BP="'runtime.sighandler'" ;;
+idle)        MODE=attach PICK="runtime.mstart,runtime.stopm,runtime.futex" ;;
+stale)       MODE=stale EXTRA_ARGS="-procs 4" ;;
+esac
+
+PID=""
+cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null || true; [ -n "${FIFO_DIR:-}" ] && rm -rf "$FIFO_DIR"; }
+trap cleanup EXIT
+FIFO_DIR=$(mktemp -d)
+rm -f "$OUT/$STATE".{core,gdb-bt.txt,gdb.json,gdb-error.txt,dlv.txt,meta.json}
+
+# Start the program and wait for "ready".
+"$BIN" -state "$STATE" $EXTRA_ARGS >"$FIFO_DIR/stdout" 2>"$FIFO_DIR/stderr" &
+PID=$!
+disown "$PID"  # no job-control "Killed" notice when we kill it
+for _ in $(seq 100); do grep -q '^ready' "$FIFO_DIR/stdout" && break; sleep 0.05; done
+grep -q '^ready' "$FIFO_DIR/stdout" || die "$STATE: program not ready: $(cat "$FIFO_DIR/stderr")"
+sleep 0.2  # let the state settle (idle Ms park, workers spin up)
+
+CAPTURE_STATE=$STATE CAPTURE_OUT=$OUT CAPTURE_MODE=$MODE CAPTURE_BP=$BP CAPTURE_PICK=$PICK CAPTURE_PID=$PID \
+	timeout 90 gdb -batch -nx -p "$PID" -x "$COREDUMP_DIR/gdb_capture.py" >"$FIFO_DIR/gdb.log" 2>&1 || true
+kill -9 "$PID" 2>/dev/null || true
+for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.02; done
+PID_SAVED=$PID PID=""
+if [ ! -s "$OUT/$STATE.gdb.json" ] || [ ! -s "$OUT/$STATE.core" ]; then
+	cat "$OUT/$STATE.gdb-error.txt" 2>/dev/null >&2 || tail -20 "$FIFO_DIR/gdb.log" >&2
+	die "$STATE: gdb capture failed"
+fi
+
+LWPS=$(python3 -c 'import json,sys; print(" ".join(str(t["lwp"]) for t in json.load(open(sys.argv[1]))["threads"]))' "$OUT/$STATE.gdb.json")
+# shellcheck disable=SC2086
+dlv_oracle "$BIN" "$OUT/$STATE.core" "$OUT/$STATE.dlv.txt" $LWPS
+
+python3 "$COREDUMP_DIR/meta.py" --state "$STATE" --arch amd64 --go-version "$GOVER" --binary "$BIN" \
+	--core "$OUT/$STATE.core" --pid "$PID_SAVED" --gdb-json "$OUT/$STATE.gdb.json" \
+	--gdb-bt "$OUT/$STATE.gdb-bt.txt" --dlv "$OUT/$STATE.dlv.txt" --out "$OUT/$STATE.meta.json"

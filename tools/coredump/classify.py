@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Quick classifier for harvested Go cores (qemu-aarch64 guest cores or amd64 cores).
+
+Reads every thread's registers (NT_PRSTATUS), walks the frame-pointer chain through the core's
+PT_LOAD memory, names the pcs with the binary's ELF symbol table, adds a small Go runtime view
+(m, curg, which stack SP is on, the g0 mcall slot) using the 1.19 offsets from DESIGN.md, and
+decides whether some thread is in the wanted state. Standard library only; no gdb-multiarch.
+
+This is a harvest filter, not an oracle: the FP walk does not cross stack switches and may
+stop early or read junk; the kept cores still go through Delve and the real replay.
+
+  classify.py --binary BIN --core CORE --rule RULE [--json OUT]
+Exit status 0 if some thread matches RULE, 1 if none, 2 on error.
+
+RULE: alternatives separated by '|', each a comma-separated list of conditions, all must hold
+on one thread:
+  FUNC            FUNC is on the FP-walked frame list (pc, lr, then the chain)
+  FUNC@0          the pc itself is in FUNC
+  FUNC@LO-HI      some frame of FUNC has its pc (frame 0) or return address in [LO, HI) (hex)
+  !FUNC           FUNC is not on the frame list
+  sp=g0|gsignal|curg   SP lies in that goroutine's stack (Go view)
+  nocurg          m.curg == 0
+  curg            m.curg != 0
+  stale           on g0, m.curg == 0, and the g0 slot *(g0.sched.sp-8) names a goroutine that
+                  is running on another M
+"""
+import argparse
+import json
+import struct
+import sys
+
+EM_X86_64, EM_AARCH64 = 62, 183
+NT_PRSTATUS = 1
+
+# Go 1.19 offsets (DESIGN.md "Go runtime facts"); amd64 and arm64 equal.
+OFF = {"g.stack.lo": 0, "g.stack.hi": 8, "g.m": 48, "g.sched.sp": 56, "g.sched.pc": 64,
+       "g.atomicstatus": 144, "g.goid": 152, "m.g0": 0, "m.procid": 72, "m.gsignal": 80,
+       "m.curg": 192, "m.alllink": None}
+G_STATUS = {0: "idle", 1: "runnable", 2: "running", 3: "syscall", 4: "waiting", 6: "dead",
+            8: "copystack", 9: "preempted"}
+
+
+class Elf:
+    def __init__(self, path):
+        self.f = open(path, "rb")
+        self.data = self.f.read()
+        d = self.data
+        if d[:4] != b"\x7fELF" or d[4] != 2:
+            raise ValueError("%s: not ELF64" % path)
+        (self.type, self.machine, _, _, self.phoff, self.shoff, _, _, self.phentsize, self.phnum,
+         self.shentsize, self.shnum, self.shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", d, 16)
+
+    def phdrs(self):
+        for i in range(self.phnum):
+            yield struct.unpack_from("<IIQQQQQQ", self.data, self.phoff + i * self.phentsize)
+
+    def sections(self):
+        out = []
+        for i in range(self.shnum):
+            out.append(struct.unpack_from("<IIQQQQIIQQ", self.data, self.shoff + i * self.shentsize))
+        names = out[self.shstrndx]
+        res = {}
+        for s in out:
+            n = self.data[names[4] + s[0]:self.data.index(b"\0", names[4] + s[0])].decode()
+            res[n] = s
+        return res
+
+
+class Symbols:
+    def __init__(self, binpath):
+        e = Elf(binpath)
+        secs = e.sections()
+        st, ss = secs.get(".symtab"), secs.get(".strtab")
+        self.funcs = []
+        self.by_name = {}
+        if st is None:
+            return
+        d = e.data
+        for off in range(st[4], st[4] + st[5], 24):
+            name, info, _, shndx, value, size = struct.unpack_from("<IBBHQQ", d, off)
+            n = d[ss[4] + name:d.index(b"\0", ss[4] + name)].decode(errors="replace")
+            self.by_name.setdefault(n, value)
+            if info & 0xF == 2 and value:  # STT_FUNC
+                self.funcs.append((value, size, n))
+        self.funcs.sort()
+        self.starts = [f[0] for f in self.funcs]
+
+    def name(self, pc):
+        import bisect
+        i = bisect.bisect_right(self.starts, pc) - 1
+        if i >= 0:
+            v, size, n = self.funcs[i]
+            if pc < v + max(size, 1) or (size == 0 and pc - v < 0x1000):
+                return n
+        return None
+
+
+class Core:
+    def __init__(self, path):
+        e = Elf(path)
+        self.machine = e.machine
+        self.data = e.data
+        self.loads = []
+        self.threads = []
+        for (ptype, _flags, off, vaddr, _pa, filesz, memsz, _al) in e.phdrs():
+            if ptype == 1:
+                self.loads.append((vaddr, vaddr + filesz, off))
+            elif ptype == 4:
+                self._notes(off, filesz)
+        self.loads.sort()
+
+    def _notes(self, off, size):
+        d, p, end = self.data, off, off + size
+        while p + 12 <= end:
+            namesz, descsz, ntype = struct.unpack_from("<III", d, p)
+            desc = p + 12 + ((namesz + 3) & ~3)
+            if ntype == NT_PRSTATUS:
+                signo = struct.unpack_from("<i", d, desc)[0]
+                cursig = struct.unpack_from("<H", d, desc + 12)[0]
+                pid = struct.unpack_from("<I", d, desc + 32)[0]
+                nregs = 34 if self.machine == EM_AARCH64 else 27
+                regs = struct.unpack_from("<%dQ" % nregs, d, desc + 112)
+                self.threads.append({"lwp": pid, "signo": signo, "cursig": cursig, "regs": regs})
+            p = desc + ((descsz + 3) & ~3)
+
+    def u64(self, addr):
+        for lo, hi, off in self.loads:
+            if lo <= addr and addr + 8 <= hi:
+                return struct.unpack_from("<Q", self.data, off + addr - lo)[0]
+        return None
+
+
+def thread_regs(core, t):
+    r = t["regs"]
+    if core.machine == EM_AARCH64:
+        return {"pc": r[32], "sp": r[31], "fp": r[29], "lr": r[30], "g": r[28]}
+    return {"pc": r[16], "sp": r[19], "fp": r[4], "lr": None, "g": r[1]}  # r14 = index 1
+
+
+def fp_walk(core, regs, limit=48):
+    pcs = [regs["pc"]]
+    if regs["lr"]:
+        pcs.append(regs["lr"])
+    fp = regs["fp"]
+    for _ in range(limit):
+        if not fp:
+            break
+        ret, nxt = core.u64(fp + 8), core.u64(fp)
+        if ret is None or nxt is None or ret == 0:
+            break
+        pcs.append(ret)
+        if nxt <= fp:
+            break
+        fp = nxt
+    return pcs
+
+
+def go_view(core, syms):
+    """lwp -> Go facts, 1.19 offsets. Empty if runtime.allm is not in the symbol table."""
+    allm_sym = syms.by_name.get("runtime.allm")
+    if not allm_sym:
+        return {}
+    u = core.u64
+
+    def ginfo(g):
+        if not g:
+            return None
+        st, goid, m = u(g + OFF["g.atomicstatus"]), u(g + OFF["g.goid"]), u(g + OFF["g.m"])
+        lo, hi = u(g + OFF["g.stack.lo"]), u(g + OFF["g.stack.hi"])
+        if None in (st, goid, m, lo, hi):
+            return {"g": hex(g), "unreadable": True}
+        st &= 0xFFFFFFFF
+        return {"g": hex(g), "goid": goid, "status": G_STATUS.get(st & ~0x1000, st), "m": hex(m),
+                "stack": [lo, hi], "sched_sp": u(g + OFF["g.sched.sp"])}
+
+    # m.alllink: find it from the DWARF-less layout: in 1.19 it is at 304 (runtime.m). Rather than
+    # hard-code it, probe: allm chain pointers must point to ms whose g0.m points back.
+    res = {}
+    m = u(allm_sym)
+    ms = []
+    link_off = None
+    for cand in range(200, 1200, 8):
+        mm, chain, ok = m, [], True
+        for _ in range(64):
+            if not mm:
+                break
+            g0 = u(mm + OFF["m.g0"])
+            if g0 is None or u(g0 + OFF["g.m"]) != mm:
+                ok = False
+                break
+            chain.append(mm)
+            mm = u(mm + cand)
+            if mm is None:
+                ok = False
+                break
+        if ok and len(chain) >= 2:
+            link_off, ms = cand, chain
+            break
+    if link_off is None and m:
+        ms = [m]
+    for mm in ms:
+        procid = u(mm + OFF["m.procid"])
+        g0, curg, gsig = u(mm + OFF["m.g0"]), u(mm + OFF["m.curg"]), u(mm + OFF["m.gsignal"])
+        rec = {"m": hex(mm), "g0": ginfo(g0), "curg": ginfo(curg), "gsignal": ginfo(gsig)}
+        g0sp = rec["g0"]["sched_sp"] if rec["g0"] and "sched_sp" in rec["g0"] else 0
+        slot = u(g0sp - 8) if g0sp else None
+        rec["g0_slot"] = hex(slot) if slot is not None else None
+        cand = ginfo(slot) if slot and slot & 7 == 0 and u(slot) is not None else None
+        if cand and not cand.get("unreadable"):
+            cm = int(cand["m"], 16)
+            if cm and cm not in ms:
+                cand = None  # not a g: its m field is not an M
+        rec["g0_slot_g"] = cand if cand and not cand.get("unreadable") else None
+        res[procid] = rec
+    return res
+
+
+def sp_on(view, sp):
+    for k in ("g0", "gsignal", "curg"):
+        gi = view.get(k)
+        if gi and "stack" in gi and gi["stack"][0] <= sp < gi["stack"][1]:
+            return k
+    return "other"
+
+
+def check(rule_alt, th):
+    names, pcs, view = th["frames"], th["pcs"], th.get("go") or {}
+    for cond in rule_alt:
+        if cond.startswith("!"):
+            if cond[1:] in names:
+                return False
+        elif cond.startswith("sp="):
+            if th.get("sp_on") != cond[3:]:
+                return False
+        elif cond == "nocurg":
+            if not view or view.get("curg"):
+                return False
+        elif cond == "curg":
+            if not view or not view.get("curg"):
+                return False
+        elif cond == "stale":
+            c = view.get("g0_slot_g")
+            if not (th.get("sp_on") == "g0" and view.get("curg") is None and c and c["status"] == "running"
+                    and c["m"] not in ("0x0", view["m"])):
+                return False
+        elif "@" in cond:
+            fn, where = cond.split("@", 1)
+            if where == "0":
+                if names[0] != fn:
+                    return False
+            else:
+                lo, hi = (int(x, 16) for x in where.split("-"))
+                if not any(n == fn and lo <= pc < hi for n, pc in zip(names, pcs)):
+                    return False
+        elif cond not in names:
+            return False
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--core", required=True)
+    ap.add_argument("--rule", required=True)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    syms = Symbols(a.binary)
+    core = Core(a.core)
+    gv = go_view(core, syms)
+    alts = [[c for c in alt.split(",") if c] for alt in a.rule.split("|")]
+    out = {"rule": a.rule, "arch": "arm64" if core.machine == EM_AARCH64 else "amd64", "threads": []}
+    match = None
+    for i, t in enumerate(core.threads):
+        regs = thread_regs(core, t)
+        pcs = fp_walk(core, regs)
+        names = [syms.name(pc) or "?" for pc in pcs]
+        th = {"lwp": t["lwp"], "cursig": t["cursig"], "pc": hex(regs["pc"]), "sp": hex(regs["sp"]),
+              "fp": hex(regs["fp"]), "pcs": pcs, "frames": names}
+        view = gv.get(t["lwp"])
+        if view:
+            th["go"] = view
+            th["sp_on"] = sp_on(view, regs["sp"])
+        if i == 0:
+            out["signalled_lwp"] = t["lwp"]  # the thread that took the fatal signal is written first
+        ok = check_any(alts, th)
+        th["match"] = ok
+        out["threads"].append(th)
+        if ok and match is None:
+            match = th
+    if match:
+        out.update({"matched_lwp": match["lwp"], "matched_pc": match["pc"], "matched_frames": match["frames"]})
+    if a.json:
+        for th in out["threads"]:
+            th["pcs"] = [hex(p) for p in th["pcs"]]
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1, default=str)
+    for th in out["threads"]:
+        print("%s lwp %d sig %d sp_on=%s %s" % ("*" if th["match"] else " ", th["lwp"], th["cursig"],
+                                               th.get("sp_on", "-"), " < ".join(th["frames"][:10])))
+    return 0 if match else 1
+
+
+def check_any(alts, th):
+    return any(check(alt, th) for alt in alts)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (OSError, ValueError, struct.error) as e:
+        print("classify: %s" % e, file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,81 @@
+# Shared helpers for capture-amd64.sh and capture-arm64.sh (sourced, not executed).
+# GO selects the toolchain (default: `go` on PATH); everything else is derived from it.
+
+COREDUMP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$COREDUMP_DIR/../.." && pwd)
+CORECASES_SRC="$REPO_ROOT/testdata/corecases"
+GO=${GO:-go}
+STATES="leaf systemstack mcall-curg dropg gosched morestack cgo vdso signal idle stale"
+
+die() { echo "capture: $*" >&2; exit 1; }
+
+go_version() { "$GO" env GOVERSION; }
+go_root() { "$GO" env GOROOT; }
+
+# build_corecases GOARCH STATE OUT: builds the corecases binary into OUT (the cgo variant for
+# STATE=cgo) and prints its path. -trimpath keeps paths out of the binary; DWARF and the symbol
+# table stay (the unwinder reads runtime offsets from DWARF).
+build_corecases() {
+	local arch=$1 state=$2 out=$3 name tags="" cgo=0 cc=""
+	name=corecases
+	if [ "$state" = cgo ]; then
+		name=corecases-cgo tags="-tags=corecases_cgo" cgo=1
+		[ "$arch" = arm64 ] && cc=aarch64-linux-gnu-gcc
+	fi
+	mkdir -p "$out"
+	(cd "$CORECASES_SRC" && env GOOS=linux GOARCH=$arch CGO_ENABLED=$cgo ${cc:+CC=$cc} \
+		"$GO" build -trimpath $tags -o "$out/$name.$arch" .) >&2 || die "build failed"
+	echo "$out/$name.$arch"
+}
+
+# dropg_lines FUNC: "L N": the line of the `dropg()` call inside runtime FUNC in this toolchain's
+# runtime/proc.go and the line of the next statement (found in the source, not hard-coded).
+dropg_lines() {
+	awk -v fn="$1" '
+		$0 ~ "^func " fn "\\(" { infn = 1; next }
+		infn && /^}/ { exit }
+		infn && L && $0 !~ /^[ \t]*(\/\/.*)?$/ { print L, NR; exit }
+		infn && !L && /^[ \t]*dropg\(\)/ { L = NR }' "$(go_root)/src/runtime/proc.go"
+}
+
+# addr_after_dropg BIN FUNC L N: first instruction of the statement after dropg() in FUNC: the
+# return address of `CALL runtime.dropg` at proc.go:L when dropg is called, else (dropg inlined,
+# as in Go 1.19) the first instruction at proc.go:N after the first one at proc.go:L.
+addr_after_dropg() {
+	local bin=$1 fn=$2 l=$3 n=$4
+	GOOS= GOARCH= "$GO" tool objdump -s "^${fn}\$" "$bin" | awk -v l="proc.go:$l" -v n="proc.go:$n" '
+		done { next }
+		take { print $2; done = 1; next }
+		$1 == l && /CALL runtime\.dropg\(SB\)/ { take = 1; next }
+		$1 == l { seen = 1 }
+		seen && $1 == n && !/CALL runtime\.dropg/ { print $2; done = 1 }'
+}
+
+# func_addr BIN SYMBOL: start address of a symbol (go tool nm).
+func_addr() {
+	GOOS= GOARCH= "$GO" tool nm "$1" | awk -v s="$2" '$3 == s && !done { print "0x" $1; done = 1 }'
+}
+
+# dlv_oracle BIN CORE OUTTXT [LWP...]: Delve's view of the core: threads (thread -> goroutine),
+# goroutines with their stacks, and the stack Delve unwinds from each listed thread.
+# Delve 1.20 runs an --init script non-interactively only with --allow-non-terminal-interactive.
+dlv_oracle() {
+	local bin=$1 core=$2 out=$3 init lwp
+	shift 3
+	init=$(mktemp)
+	{
+		echo threads
+		echo goroutines
+		echo "goroutines -t 64"
+		for lwp in "$@"; do
+			echo "thread $lwp"
+			echo "stack 64"
+		done
+		echo exit
+	} >"$init"
+	{ echo "# dlv core $(basename "$bin") $(basename "$core"); script:"; sed 's/^/#   /' "$init"; } >"$out"
+	timeout 120 dlv core "$bin" "$core" --allow-non-terminal-interactive=true --init "$init" </dev/null >>"$out" 2>&1 || true
+	rm -f "$init"
+}
+
+zstd_size() { zstd -19 -q -c "$1" | wc -c; }

@@ -1,0 +1,274 @@
+// `switchback coredump new|analyze|check|rebase`: coredump test cases, replayed through the
+// same unwind code as the live sampler.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/file_util.h"
+#include "coredump/core_file.h"
+#include "coredump/replay/case_runner.h"
+#include "tools/switchback/commands.h"
+#include "unwinder/process_maps.h"
+
+namespace sb::cli {
+namespace fs = std::filesystem;
+namespace {
+
+std::string DefaultCache() {
+  const char* t = getenv("TMPDIR");
+  return std::string(t && *t ? t : "/tmp") + "/switchback-core-cache";
+}
+
+int Fail(const std::string& cmd, const std::string& msg) {
+  fprintf(stderr, "switchback coredump %s: %s\n", cmd.c_str(), msg.c_str());
+  return 1;
+}
+
+// "LOCAL" or "LOCAL=PATH_IN_CORE".
+coredump::NewCaseFile ParseFileArg(const std::string& arg, const std::string& role) {
+  coredump::NewCaseFile f;
+  auto eq = arg.find('=');
+  f.local = arg.substr(0, eq);
+  f.path = eq == std::string::npos ? "" : arg.substr(eq + 1);
+  f.role = role;
+  return f;
+}
+
+// Fills in the path the process saw for files given without one: the NT_FILE entry with the
+// same file name, else the local path itself (qemu cores list no files).
+void ResolvePaths(const std::string& core_path, std::vector<coredump::NewCaseFile>* files) {
+  auto core = coredump::CoreFile::Open(core_path);
+  for (auto& f : *files) {
+    if (!f.path.empty()) continue;
+    f.path = fs::absolute(f.local).string();
+    if (!core.ok()) continue;
+    std::string base = fs::path(f.local).filename().string();
+    for (const auto& m : (*core)->mappings())
+      if (fs::path(m.path).filename() == base) {
+        f.path = m.path;
+        break;
+      }
+  }
+}
+
+struct NewArgs {
+  int pid = 0;
+  std::string core, binary, name, dir = "testdata/coredumps", state, description, oracle, cache = DefaultCache();
+  std::vector<std::string> libs, must_cross, faults;
+};
+
+// gcore writes PREFIX.PID; returns that path.
+Result<std::string> RunGcore(int pid, const std::string& prefix) {
+  std::string cmd = fmt::format("gcore -o '{}' {} >/dev/null 2>&1", prefix, pid);
+  int rc = system(cmd.c_str());
+  std::string out = prefix + "." + std::to_string(pid);
+  if (rc != 0 || !fs::exists(out)) return MakeError("gcore failed for pid " + std::to_string(pid) + " (is gdb installed?)");
+  return out;
+}
+
+int RunNew(const NewArgs& a) {
+  coredump::NewCaseOptions o;
+  o.dir = a.dir;
+  o.name = a.name;
+  o.state = a.state;
+  o.description = a.description;
+  o.oracle = a.oracle;
+  o.must_cross = a.must_cross;
+  o.cache_dir = a.cache;
+  for (const auto& f : a.faults) {
+    auto colon = f.find(':');
+    if (colon == std::string::npos) return Fail("new", "--fault takes ADDRESS:LWP, got " + f);
+    o.faults.push_back({strtoull(f.substr(0, colon).c_str(), nullptr, 0),
+                        static_cast<uint32_t>(strtoul(f.substr(colon + 1).c_str(), nullptr, 10))});
+  }
+  fs::path tmp = fs::temp_directory_path() / ("sb-case-" + std::to_string(getpid()));
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{tmp};
+  if (a.pid > 0) {
+    std::error_code ec;
+    std::string proc = "/proc/" + std::to_string(a.pid);
+    std::string exe = fs::read_symlink(proc + "/exe", ec).string();
+    if (ec) return Fail("new", "process " + std::to_string(a.pid) + " does not exist");
+    fs::create_directories(tmp, ec);
+    // Copy the files first: the process may exit while gcore runs.
+    auto copy = [&](const std::string& from, const std::string& path, const std::string& role) -> bool {
+      fs::path to = tmp / (std::to_string(o.files.size()) + "-" + fs::path(path).filename().string());
+      std::error_code e;
+      fs::copy_file(from, to, fs::copy_options::overwrite_existing, e);
+      if (e) return false;
+      o.files.push_back({to.string(), path, role});
+      return true;
+    };
+    if (!copy(proc + "/exe", exe, "executable")) return Fail("new", "cannot copy the executable of " + proc);
+    // Libraries with code (libc for cgo): their frames get names in the case.
+    auto maps = unwinder::ReadProcessMaps(a.pid);
+    if (maps.ok()) {
+      std::set<std::string> seen{exe};
+      for (const auto& m : *maps)
+        if (m.executable() && m.file_backed() && seen.insert(m.path).second) copy(proc + "/root" + m.path, m.path, "library");
+    }
+    auto core = RunGcore(a.pid, (tmp / "core").string());
+    if (!core.ok()) return Fail("new", core.error());
+    o.core = *core;
+  } else {
+    if (a.core.empty() || a.binary.empty()) return Fail("new", "give --pid PID, or --core CORE and --binary EXE");
+    o.core = a.core;
+    o.files.push_back(ParseFileArg(a.binary, "executable"));
+    for (const auto& l : a.libs) o.files.push_back(ParseFileArg(l, "library"));
+    ResolvePaths(a.core, &o.files);
+  }
+  auto path = coredump::NewCase(o);
+  if (!path.ok()) return Fail("new", path.error());
+  printf("wrote %s\n", path->c_str());
+  return 0;
+}
+
+void PrintThreads(const coredump::ReplayResult& r, long lwp) {
+  for (const auto& t : r.threads) {
+    if (lwp > 0 && t.lwp != static_cast<uint32_t>(lwp)) continue;
+    std::string crossed;
+    for (const auto& c : t.crossed) crossed += (crossed.empty() ? "" : ",") + c;
+    printf("thread %u%s: %s%s\n", t.lwp, t.goid ? fmt::format(" (goroutine {})", t.goid).c_str() : "",
+           t.stop.c_str(), crossed.empty() ? "" : (", crossed " + crossed).c_str());
+    for (const auto& f : t.frames) printf("  %s\n", f.c_str());
+  }
+}
+
+struct AnalyzeArgs {
+  std::string target, core, binary, cache = DefaultCache();
+  std::vector<std::string> libs;
+  long lwp = 0;
+};
+
+int RunAnalyze(const AnalyzeArgs& a) {
+  if (!a.target.empty()) {
+    auto r = coredump::ReplayCase(a.target, a.cache);
+    if (!r.ok()) return Fail("analyze", r.error());
+    PrintThreads(*r, a.lwp);
+    return 0;
+  }
+  if (a.core.empty() || a.binary.empty()) return Fail("analyze", "give CASE.json, or --core CORE --binary EXE");
+  std::vector<coredump::NewCaseFile> files{ParseFileArg(a.binary, "executable")};
+  for (const auto& l : a.libs) files.push_back(ParseFileArg(l, "library"));
+  ResolvePaths(a.core, &files);
+  coredump::ReplayInput in;
+  in.core_path = a.core;
+  for (const auto& f : files) {
+    in.files[f.path] = f.local;
+    if (f.role == "executable") in.executable = f.path;
+  }
+  auto r = coredump::Replay(in);
+  if (!r.ok()) return Fail("analyze", r.error());
+  PrintThreads(*r, a.lwp);
+  return 0;
+}
+
+struct CheckArgs {
+  std::vector<std::string> targets{"testdata/coredumps"};
+  std::string cache = DefaultCache();
+  bool verbose = false;
+};
+
+int RunCheck(const CheckArgs& a) {
+  std::vector<std::string> cases;
+  for (const auto& t : a.targets) {
+    if (fs::is_directory(t)) {
+      auto found = coredump::FindCases(t);
+      cases.insert(cases.end(), found.begin(), found.end());
+    } else {
+      cases.push_back(t);
+    }
+  }
+  if (cases.empty()) return Fail("check", "no cases found");
+  int failed = 0;
+  printf("%-44s %-6s %-10s %7s %9s  %-6s %s\n", "case", "arch", "go", "threads", "replay", "result", "crossed");
+  for (const auto& path : cases) {
+    auto rep = coredump::CheckCase(path, a.cache);
+    if (!rep.ok()) {
+      printf("%-44s %-6s %-10s %7s %9s  %-6s %s\n", fs::path(path).stem().c_str(), "", "", "", "", "ERROR",
+             rep.error().c_str());
+      failed++;
+      continue;
+    }
+    std::string crossed;
+    for (const auto& c : rep->crossed) crossed += (crossed.empty() ? "" : ",") + c;
+    printf("%-44s %-6s %-10s %7zu %7.1fms  %-6s %s\n", rep->name.c_str(), rep->arch.c_str(),
+           rep->go_version.c_str(), rep->threads, rep->replay_ms, rep->passed ? "pass" : "FAIL", crossed.c_str());
+    for (const auto& d : rep->differences) printf("    %s\n", d.c_str());
+    if (!rep->passed) failed++;
+  }
+  printf("%zu passed, %d failed\n", cases.size() - static_cast<size_t>(failed), failed);
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+void AddCoredumpCommand(CLI::App& app, Runner* run) {
+  CLI::App* cd = app.add_subcommand(
+      "coredump",
+      "Coredump test cases: a core plus its binaries and the expected stack of every thread, replayed\n"
+      "through the same unwind code the BPF sampler runs.");
+  cd->require_subcommand(1);
+
+  auto na = std::make_shared<NewArgs>();
+  CLI::App* n = cd->add_subcommand("new", "Make a case from a live process (gcore) or an existing core");
+  n->add_option("--pid", na->pid, "capture this process with gcore");
+  n->add_option("--core", na->core, "an existing core file (raw or .zst)");
+  n->add_option("--binary", na->binary, "the executable: LOCAL or LOCAL=PATH_IN_CORE");
+  n->add_option("--lib", na->libs, "a library the core maps: LOCAL or LOCAL=PATH_IN_CORE (repeatable)");
+  n->add_option("--name", na->name, "case name (file NAME.json)")->required();
+  n->add_option("--dir", na->dir, "case directory (default testdata/coredumps)");
+  n->add_option("--state", na->state, "the unwind state captured (systemstack, mcall-curg, ...)");
+  n->add_option("--description", na->description, "what the case shows");
+  n->add_option("--oracle", na->oracle, "which oracle confirmed the frames (dlv, traceback, gdb)");
+  n->add_option("--must-cross", na->must_cross, "crossings the case must take (repeatable)");
+  n->add_option("--fault", na->faults, "ADDRESS:LWP: a read there fails; that thread must stop with read_fault");
+  n->add_option("--cache", na->cache, "where compressed files are extracted");
+  n->callback([na, run] { *run = [na] { return RunNew(*na); }; });
+
+  auto aa = std::make_shared<AnalyzeArgs>();
+  CLI::App* an = cd->add_subcommand("analyze", "Print every thread's stack of a case or of a core");
+  an->add_option("case", aa->target, "CASE.json");
+  an->add_option("--core", aa->core, "a core file instead of a case");
+  an->add_option("--binary", aa->binary, "the executable: LOCAL or LOCAL=PATH_IN_CORE");
+  an->add_option("--lib", aa->libs, "a library: LOCAL or LOCAL=PATH_IN_CORE (repeatable)");
+  an->add_option("--lwp", aa->lwp, "only this thread");
+  an->add_option("--cache", aa->cache, "where compressed files are extracted");
+  an->callback([aa, run] { *run = [aa] { return RunAnalyze(*aa); }; });
+
+  auto ca = std::make_shared<CheckArgs>();
+  CLI::App* ch = cd->add_subcommand("check", "Replay cases and compare every thread with its expected stack");
+  ch->add_option("cases", ca->targets, "case files or directories (default testdata/coredumps)");
+  ch->add_option("--cache", ca->cache, "where compressed files are extracted");
+  ch->callback([ca, run] { *run = [ca] { return RunCheck(*ca); }; });
+
+  auto ra = std::make_shared<std::vector<std::string>>();
+  auto rcache = std::make_shared<std::string>(DefaultCache());
+  CLI::App* rb = cd->add_subcommand("rebase", "Rewrite cases' expected stacks from the current replay");
+  rb->add_option("cases", *ra, "case files")->required();
+  rb->add_option("--cache", *rcache, "where compressed files are extracted");
+  rb->callback([ra, rcache, run] {
+    *run = [ra, rcache] {
+      for (const auto& c : *ra) {
+        if (auto st = coredump::RebaseCase(c, *rcache); !st.ok()) return Fail("rebase", st.error());
+        printf("rebased %s\n", c.c_str());
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace sb::cli
