@@ -5,6 +5,8 @@
 #define SWITCHBACK_BPF_ENV_BPF_H
 
 #define SB_INLINE static __always_inline
+/* Global functions are verified once, independently of their callers. */
+#define SB_SUBPROG __attribute__((noinline))
 
 /* 16 MiB of pcsp runs: room for several large Go binaries at once. */
 #define SB_SP_DELTA_ENTRIES (1u << 21)

@@ -42,6 +42,7 @@ int HostDelta(void* env, sb_u32 index, sb_sp_delta* out) {
 
 // The core, instantiated for the host.
 #define SB_INLINE static inline
+#define SB_SUBPROG static inline
 static inline int sb_read(void* env, void* dst, sb_u32 size, sb_u64 addr) {
   return sb::unwind::HostRead(env, dst, size, addr);
 }

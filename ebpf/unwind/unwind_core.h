@@ -5,6 +5,8 @@
  *   int sb_read(void *env, void *dst, sb_u32 size, sb_u64 addr)   0 on success
  *   int sb_delta_entry(void *env, sb_u32 index, struct sb_sp_delta *out)   0 on success
  *   SB_LOOP(n, callback, ctx)         bpf_loop in BPF, a plain loop on the host
+ *   SB_SUBPROG                        a function the BPF verifier checks once, on its own (a
+ *                                     global function in BPF; static inline on the host)
  * and then calls sb_unwind() with the registers of the sampled thread.
  *
  * The walk is a bounded loop over frames. Each iteration emits the current pc, stops at a
@@ -74,7 +76,8 @@ SB_INLINE void sb_crossed(struct sb_unwind_state *st, int crossing) {
 
 /* The kind of function a pc belongs to. Return addresses are looked up at pc-1, so that a
  * call that ends a function is attributed to that function. */
-SB_INLINE int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
+SB_SUBPROG int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
+  if (!pi) return SB_FN_NONE;
   for (int i = 0; i < SB_MAX_RANGES; i++) {
     if ((sb_u32)i >= pi->nranges) break;
     if (pc >= pi->ranges[i].start && pc < pi->ranges[i].end) return (int)pi->ranges[i].kind;
@@ -86,20 +89,29 @@ SB_INLINE int sb_in_go_text(const struct sb_proc_info *pi, sb_u64 pc) {
   return pc >= pi->text_start && pc < pi->text_end;
 }
 
+/* Index of the last pcsp run at or before `off` within [first, first + count), or -1. */
+/* env travels as a number: BPF global functions take scalars, not arbitrary pointers. */
+SB_SUBPROG long sb_find_delta_run(sb_u64 env, sb_u32 first, sb_u32 count, sb_u32 off) {
+  sb_u32 lo = 0, hi = count;
+  struct sb_sp_delta e;
+  if (count == 0) return -1;
+  for (int i = 0; i < SB_DELTA_SEARCH_STEPS; i++) {
+    if (hi - lo <= 1) break;
+    sb_u32 mid = lo + (hi - lo) / 2;
+    if (sb_delta_entry((void *)env, first + mid, &e) != 0) return -1;
+    if (e.pc_off <= off) lo = mid; else hi = mid;
+  }
+  return (long)(first + lo);
+}
+
 /* pcsp value at pc, by binary search over this binary's runs. 0 found, -1 not found. */
 SB_INLINE int sb_lookup_sp_delta(struct sb_unwind_state *st, sb_u64 pc, sb_s32 *delta) {
   const struct sb_proc_info *pi = st->pi;
   if (pi->delta_count == 0 || !sb_in_go_text(pi, pc)) return -1;
   sb_u32 off = (sb_u32)(pc - pi->text_start);
-  sb_u32 lo = 0, hi = pi->delta_count; /* find the last run with pc_off <= off */
+  long idx = sb_find_delta_run((sb_u64)st->env, pi->delta_first, pi->delta_count, off);
   struct sb_sp_delta e;
-  for (int i = 0; i < SB_DELTA_SEARCH_STEPS; i++) {
-    if (hi - lo <= 1) break;
-    sb_u32 mid = lo + (hi - lo) / 2;
-    if (sb_delta_entry(st->env, pi->delta_first + mid, &e) != 0) return -1;
-    if (e.pc_off <= off) lo = mid; else hi = mid;
-  }
-  if (sb_delta_entry(st->env, pi->delta_first + lo, &e) != 0) return -1;
+  if (idx < 0 || sb_delta_entry(st->env, (sb_u32)idx, &e) != 0) return -1;
   if (e.pc_off > off || e.delta < 0) return -1;
   *delta = e.delta;
   return 0;
@@ -301,7 +313,6 @@ SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
 
 /* One step to the caller of the current frame. */
 SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
-  const struct sb_proc_info *pi = st->pi;
   sb_s32 delta = 0;
   if (st->exact_sp && st->arm64 &&
       sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
