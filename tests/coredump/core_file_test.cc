@@ -68,7 +68,7 @@ TEST(CoreFileAmd64Test, RegistersArePlausibleAndMatchGdb) {
   ASSERT_TRUE(core.ok()) << core.error();
   const CoreFile& c = **core;
   std::string binary = fs::canonical(live.binary).string();
-  ASSERT_FALSE(live.gdb_fs_base.empty()) << "gdb printed no fs_base";
+  ASSERT_EQ(live.gdb_regs.size(), c.threads().size()) << "gdb printed registers of other threads";
   int in_binary = 0;
   for (const CoreThread& t : c.threads()) {
     SCOPED_TRACE("lwp " + std::to_string(t.lwp));
@@ -77,10 +77,12 @@ TEST(CoreFileAmd64Test, RegistersArePlausibleAndMatchGdb) {
     EXPECT_NE(t.sp, 0u);
     EXPECT_TRUE(t.has_tls);
     EXPECT_NE(t.tls_base, 0u);
-    // gdb reads fs_base with ptrace in its own attach; Go never changes it after a thread starts.
-    auto g = live.gdb_fs_base.find(t.lwp);
-    ASSERT_NE(g, live.gdb_fs_base.end());
-    EXPECT_EQ(t.tls_base, g->second);
+    // gdb read the registers with ptrace in its own attach to the stopped process.
+    auto g = live.gdb_regs.find(t.lwp);
+    ASSERT_NE(g, live.gdb_regs.end());
+    EXPECT_EQ(t.tls_base, g->second.at("fs_base"));
+    EXPECT_EQ(t.pc, g->second.at("rip"));
+    EXPECT_EQ(t.sp, g->second.at("rsp"));
     // The pc is in the executable part of the binary, or in the vDSO (nanotime, ...).
     if (t.pc >= live.vdso_start && t.pc < live.vdso_end) continue;
     const CoreFileMapping* m = FindMapping(c, t.pc);

@@ -327,9 +327,9 @@ void KillAndReap(pid_t pid, int sig) {
   waitpid(pid, &st, 0);
 }
 
-// Parses `thread apply all info registers fs_base`: "Thread N (LWP X ...):" then "fs_base 0x..".
-std::map<uint32_t, uint64_t> ParseGdbFsBase(const std::string& out) {
-  std::map<uint32_t, uint64_t> m;
+// Parses `thread apply all info registers ...`: "Thread N (LWP X ...):" then "name 0x.. ..".
+std::map<uint32_t, std::map<std::string, uint64_t>> ParseGdbRegisters(const std::string& out) {
+  std::map<uint32_t, std::map<std::string, uint64_t>> m;
   std::istringstream in(out);
   std::string line;
   uint32_t lwp = 0;
@@ -339,15 +339,30 @@ std::map<uint32_t, uint64_t> ParseGdbFsBase(const std::string& out) {
       lwp = static_cast<uint32_t>(std::strtoul(line.c_str() + p + 5, nullptr, 10));
       continue;
     }
-    if (lwp != 0 && line.rfind("fs_base", 0) == 0) {
-      std::istringstream ls(line);
-      std::string name, hex;
-      ls >> name >> hex;
-      m[lwp] = std::strtoull(hex.c_str(), nullptr, 16);
-      lwp = 0;
+    std::istringstream ls(line);
+    std::string name, hex;
+    if (lwp != 0 && (ls >> name >> hex) && hex.rfind("0x", 0) == 0) {
+      m[lwp][name] = std::strtoull(hex.c_str(), nullptr, 16);
     }
   }
   return m;
+}
+
+// Waits until every thread of pid is in group stop ('T').
+bool WaitStopped(pid_t pid, double timeout_s) {
+  double deadline = Now() + timeout_s;
+  while (Now() < deadline) {
+    bool all = true;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+      std::string stat = ReadWholeFile(e.path().string() + "/stat");
+      size_t rp = stat.rfind(')');
+      if (rp == std::string::npos || rp + 2 >= stat.size() || stat[rp + 2] != 'T') all = false;
+    }
+    if (all && !ec) return true;
+    usleep(10000);
+  }
+  return false;
 }
 
 std::map<std::string, std::vector<std::string>> ReadFacts(const std::string& path) {
@@ -402,10 +417,16 @@ Amd64Core MakeAmd64Core(const std::string& dir) {
         c.vdso_end = std::strtoull(line.c_str() + line.find('-') + 1, nullptr, 16);
       }
     }
+    kill(pid, SIGSTOP);
+    if (!WaitStopped(pid, 10)) {
+      KillAndReap(pid, SIGKILL);
+      c.error = "coretest did not stop on SIGSTOP";
+      return c;
+    }
     std::vector<uint32_t> before = Tasks(pid);
     auto g = RunCommand("gdb -nx -batch -p " + std::to_string(pid) +
-                        " -ex 'thread apply all info registers fs_base' </dev/null");
-    c.gdb_fs_base = ParseGdbFsBase(g.out);
+                        " -ex 'thread apply all info registers fs_base rip rsp' </dev/null");
+    c.gdb_regs = ParseGdbRegisters(g.out);
     std::string prefix = dir + "/core";
     double t0 = Now();
     auto r = RunCommand("gcore -o " + Quote(prefix) + " " + std::to_string(pid) + " </dev/null");
@@ -419,7 +440,7 @@ Amd64Core MakeAmd64Core(const std::string& dir) {
     }
     if (before != after) {  // a thread started or ended around gcore: try again
       fs::remove(c.core);
-      c.error = "the thread list changed during gcore three times";
+      c.error = "the thread list changed during gcore three times (process stopped?)";
       continue;
     }
     c.tids = before;
@@ -503,7 +524,9 @@ const Amd64Core& GetAmd64Core() {
       f << "binary " << c.binary << "\ncore " << c.core << "\npid " << c.pid << "\nvdso "
         << c.vdso_start << " " << c.vdso_end << "\ngcore_seconds " << c.gcore_seconds << "\n";
       for (uint32_t t : c.tids) f << "tid " << t << "\n";
-      for (auto [lwp, v] : c.gdb_fs_base) f << "fs " << lwp << " " << v << "\n";
+      for (const auto& [lwp, regs] : c.gdb_regs) {
+        for (const auto& [name, v] : regs) f << "reg " << lwp << " " << name << " " << v << "\n";
+      }
       WriteWholeFile(facts + ".tmp", f.str());
       fs::rename(facts + ".tmp", facts);
     }
@@ -515,12 +538,13 @@ const Amd64Core& GetAmd64Core() {
     vs >> core.vdso_start >> core.vdso_end;
     core.gcore_seconds = std::atof(First(m, "gcore_seconds").c_str());
     for (const std::string& t : m["tid"]) core.tids.push_back(static_cast<uint32_t>(std::stoul(t)));
-    for (const std::string& s : m["fs"]) {
+    for (const std::string& s : m["reg"]) {
       std::istringstream ls(s);
-      uint32_t lwp;
-      uint64_t v;
-      ls >> lwp >> v;
-      core.gdb_fs_base[lwp] = v;
+      uint32_t lwp = 0;
+      std::string name;
+      uint64_t v = 0;
+      ls >> lwp >> name >> v;
+      core.gdb_regs[lwp][name] = v;
     }
     if (core.core.empty() || !fs::exists(core.core)) core.error = "cached core missing in " + dir;
   });

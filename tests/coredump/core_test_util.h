@@ -60,7 +60,8 @@ std::string BuildMiniCore(const MiniCore& c);
 
 // ---- Real cores ---------------------------------------------------------------------------
 
-// The tests/coredump/testdata/coretest program cored by gcore while running on this host.
+// The tests/coredump/testdata/coretest program cored by gcore on this host: started, stopped
+// with SIGSTOP once it prints "ready" (so no thread comes or goes), cored, then killed.
 struct Amd64Core {
   std::string error;  // non-empty when the core could not be made (the test must fail)
   std::string binary;
@@ -68,7 +69,9 @@ struct Amd64Core {
   uint32_t pid = 0;
   std::vector<uint32_t> tids;                // /proc/PID/task, the same before and after gcore
   uint64_t vdso_start = 0, vdso_end = 0;     // [vdso] in /proc/PID/maps
-  std::map<uint32_t, uint64_t> gdb_fs_base;  // `info registers fs_base` per LWP
+  // What gdb prints for `info registers fs_base rip rsp` per LWP (name -> value). The
+  // process is SIGSTOPped before gdb and gcore attach, so both see the same registers.
+  std::map<uint32_t, std::map<std::string, uint64_t>> gdb_regs;
   double gcore_seconds = 0;
 };
 const Amd64Core& GetAmd64Core();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tgkill.py PID SIG [any|sleeping]: send SIG to one thread of PID with tgkill(2), preferring a
-sleeping non-main thread (state S in /proc/PID/task/TID/stat) so that running threads keep their
+sleeping non-main thread (state S in /proc/PID/task/TID/stat) that does not block SIG so that running threads keep their
 natural state. Prints the chosen tid."""
 import ctypes
 import os
@@ -21,7 +21,10 @@ def main():
                 stat = open("/proc/%d/task/%d/stat" % (pid, tid)).read()
             except OSError:
                 continue
-            if tid != pid and stat[stat.rindex(")") + 2] == "S":
+            status = open("/proc/%d/task/%d/status" % (pid, tid)).read()
+            blk = int(status.split("SigBlk:")[1].split()[0], 16)
+            # qemu-user's own helper thread (RCU) blocks all signals: skip threads blocking SIG
+            if tid != pid and stat[stat.rindex(")") + 2] == "S" and not blk & (1 << (sig - 1)):
                 pick = tid
                 break
     if pick is None:
