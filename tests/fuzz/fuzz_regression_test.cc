@@ -37,6 +37,7 @@ TEST(FuzzRegressionTest, PprofReader) {
   EXPECT_GT(Replay("fuzz_pprof_reader", FuzzPprofReader), 0);
 }
 TEST(FuzzRegressionTest, CoreFile) { EXPECT_GT(Replay("fuzz_core_file", FuzzCoreFile), 0); }
+TEST(FuzzRegressionTest, CaseFile) { EXPECT_GT(Replay("fuzz_case_file", FuzzCaseFile), 0); }
 
 }  // namespace
 }  // namespace sb::fuzz

@@ -13,5 +13,6 @@ int FuzzPclntab(const uint8_t* data, size_t size);
 int FuzzBuildInfo(const uint8_t* data, size_t size);
 int FuzzPprofReader(const uint8_t* data, size_t size);  // profile/pprof_reader
 int FuzzCoreFile(const uint8_t* data, size_t size);     // coredump/core_file
+int FuzzCaseFile(const uint8_t* data, size_t size);     // coredump/replay/case_file
 
 }  // namespace sb::fuzz

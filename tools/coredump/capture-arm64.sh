@@ -32,8 +32,12 @@ QEMU_ARGS=() EXTRA_ARGS=() SETTLE=0.3
 case $STATE in
 leaf)        RULE="main.leaf@0" ;;
 systemstack) RULE="runtime.(*mheap).alloc.func1" ;;
-mcall-curg)  RULE="runtime.park_m,curg,sp=g0" ;;
-dropg)       RULE="runtime.park_m,nocurg,sp=g0,!runtime.schedule|runtime.park_m,nocurg,sp=g0,!runtime.stopm" ;;
+mcall-curg|dropg)
+	read -r l n <<<"$(dropg_lines park_m)"
+	A0=$(func_addr "$BIN" runtime.park_m) A1=$(addr_after_dropg "$BIN" runtime.park_m "$l" "$n")
+	[ -n "$A1" ] || die "no code after dropg() in runtime.park_m"
+	if [ "$STATE" = mcall-curg ]; then RULE="runtime.park_m@${A0#0x}-${A1#0x},curg,sp=g0"
+	else RULE="runtime.park_m@${A1#0x}-ffffffff,nocurg,sp=g0,!runtime.schedule|runtime.park_m,nocurg,sp=g0,!runtime.stopm"; fi ;;
 gosched)     RULE="runtime.gosched_m,nocurg,sp=g0|runtime.gosched_m,sp=g0" ;;
 morestack)   RULE="runtime.newstack" ;;
 cgo)         RULE="cc_leaf|cc_middle|cc_spin" ;;

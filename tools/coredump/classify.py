@@ -137,7 +137,10 @@ def thread_regs(core, t):
     return {"pc": r[16], "sp": r[19], "fp": r[4], "lr": None, "g": r[1]}  # r14 = index 1
 
 
-def fp_walk(core, regs, limit=48):
+ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.rt0_go", "runtime.clone")
+
+
+def fp_walk(core, regs, limit=48, syms=None):
     pcs = [regs["pc"]]
     if regs["lr"]:
         pcs.append(regs["lr"])
@@ -149,10 +152,20 @@ def fp_walk(core, regs, limit=48):
         if ret is None or nxt is None or ret == 0:
             break
         pcs.append(ret)
+        n = syms.name(ret) if syms else None
+        if n and n.split(".abi")[0] in ROOTS:
+            break  # a root (TOPFRAME): never walk past it
         if nxt <= fp:
             break
         fp = nxt
     return pcs
+
+
+# Where an mcall callee keeps the parked g, as an offset below g0.sched.sp. amd64: mcall's PUSHQ AX.
+# arm64 Go 1.19: park_m keeps gp at DW_OP_fbreg -16 (CFA = g0.sched.sp - 16), i.e. sched.sp - 32,
+# in its own 48-byte frame (read from this binary's DWARF with gdb `info scope runtime.park_m`),
+# not in the 8-byte slot mcall reserves at sched.sp - 8; try both, validate strictly.
+SLOT_OFFS = {EM_X86_64: [8], EM_AARCH64: [32, 8]}
 
 
 def go_view(core, syms):
@@ -203,14 +216,19 @@ def go_view(core, syms):
         g0, curg, gsig = u(mm + OFF["m.g0"]), u(mm + OFF["m.curg"]), u(mm + OFF["m.gsignal"])
         rec = {"m": hex(mm), "g0": ginfo(g0), "curg": ginfo(curg), "gsignal": ginfo(gsig)}
         g0sp = rec["g0"]["sched_sp"] if rec["g0"] and "sched_sp" in rec["g0"] else 0
-        slot = u(g0sp - 8) if g0sp else None
-        rec["g0_slot"] = hex(slot) if slot is not None else None
-        cand = ginfo(slot) if slot and slot & 7 == 0 and u(slot) is not None else None
-        if cand and not cand.get("unreadable"):
+        rec["g0_slot"] = rec["g0_slot_g"] = None
+        for so in SLOT_OFFS[core.machine]:
+            slot = u(g0sp - so) if g0sp else None
+            cand = ginfo(slot) if slot and slot & 7 == 0 and u(slot) is not None else None
+            if not cand or cand.get("unreadable") or not cand["goid"]:
+                continue
             cm = int(cand["m"], 16)
-            if cm and cm not in ms:
-                cand = None  # not a g: its m field is not an M
-        rec["g0_slot_g"] = cand if cand and not cand.get("unreadable") else None
+            if cm and (cm not in ms or u(cm + OFF["m.curg"]) != slot):
+                continue  # a running g's m must run it
+            if not (cand["stack"][0] <= (cand["sched_sp"] or 0) < cand["stack"][1]) and not cm:
+                continue  # a parked g's saved sp must be on its stack
+            rec["g0_slot"], rec["g0_slot_off"], rec["g0_slot_g"] = hex(slot), -so, cand
+            break
         res[procid] = rec
     return res
 
@@ -272,7 +290,7 @@ def main():
     match = None
     for i, t in enumerate(core.threads):
         regs = thread_regs(core, t)
-        pcs = fp_walk(core, regs)
+        pcs = fp_walk(core, regs, syms=syms)
         names = [syms.name(pc) or "?" for pc in pcs]
         th = {"lwp": t["lwp"], "cursig": t["cursig"], "pc": hex(regs["pc"]), "sp": hex(regs["sp"]),
               "fp": hex(regs["fp"]), "pcs": pcs, "frames": names}
@@ -285,8 +303,8 @@ def main():
         ok = check_any(alts, th)
         th["match"] = ok
         out["threads"].append(th)
-        if ok and match is None:
-            match = th
+        if ok and (match is None or match["lwp"] == out.get("signalled_lwp")):
+            match = th  # prefer a thread that did not take the SIGABRT
     if match:
         out.update({"matched_lwp": match["lwp"], "matched_pc": match["pc"], "matched_frames": match["frames"]})
     if a.json:
