@@ -14,7 +14,7 @@ pkgs=(
   nlohmann-json3-dev libcli11-dev libfmt-dev    # JSON, CLI parsing, formatting
   libgtest-dev libgmock-dev libbenchmark-dev googletest
   golang-go                                     # Go 1.19: builds the test workloads
-  qemu-user gcc-aarch64-linux-gnu               # arm64 workloads
+  qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross  # arm64 workloads (cgo too)
   delve gdb linux-perf                          # oracles and baselines
   binutils file procps jq
 )

@@ -46,8 +46,10 @@ Result<std::string> Extract(const fs::path& case_dir, const std::string& stored,
   return ExtractZstdFile(p.string(), cache);
 }
 
-Result<ReplayResult> ReplayLoaded(const CoreCase& c, const fs::path& case_dir, const std::string& cache) {
+Result<ReplayResult> ReplayLoaded(const CoreCase& c, const fs::path& case_dir, const std::string& cache,
+                                  bool record_reads = false) {
   ReplayInput in;
+  in.record_reads = record_reads;
   auto core = Extract(case_dir, c.core, cache);
   if (!core.ok()) return core.take_error();
   in.core_path = *core;
@@ -76,24 +78,131 @@ std::vector<CaseThread> ToExpectations(const ReplayResult& r) {
   return out;
 }
 
+// "main.f+0x1c in main.go:12" / "main.g in main.go:5 (inlined)" -> "main.f" / "main.g".
+std::string FunctionOf(const std::string& frame) {
+  size_t end = frame.find(" in ");
+  std::string f = frame.substr(0, end);
+  size_t plus = f.rfind("+0x");
+  return plus == std::string::npos ? f : f.substr(0, plus);
+}
+
+// Delve's `goroutines -t` blocks: "  Goroutine N - ..." then "\tK  0xADDR in FUNC" lines.
+std::map<uint64_t, std::vector<std::string>> ParseDelveGoroutines(const std::string& text) {
+  std::map<uint64_t, std::vector<std::string>> out;
+  uint64_t cur = 0;
+  bool in_block = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    size_t g = line.find("Goroutine ");
+    if (g != std::string::npos && line.find(" - ") != std::string::npos) {
+      cur = strtoull(line.c_str() + g + 10, nullptr, 10);
+      in_block = out[cur].empty();  // the first listing that has frames wins
+      continue;
+    }
+    size_t in = line.find(" in ");
+    if (in_block && in != std::string::npos && line.find("0x") != std::string::npos && !line.empty() &&
+        (line[0] == '\t' || line[0] == ' ')) {
+      std::string fn = line.substr(in + 4);
+      while (!fn.empty() && (fn.back() == ' ' || fn.back() == '\r')) fn.pop_back();
+      out[cur].push_back(fn);
+    }
+  }
+  for (auto it = out.begin(); it != out.end();) it = it->second.empty() ? out.erase(it) : std::next(it);
+  return out;
+}
+
+// Frames that one side shows and the other does not, by construction rather than by error:
+// Delve omits mcall/morestack (it starts from the goroutine's saved state), names systemstack's
+// saved pc systemstack_switch, prefixes C functions with "C.", repeats the cgo wrapper after
+// asmcgocall, shows "???" for the vDSO, and shows the vDSO's Go callers (time.now, nanotime1,
+// walltime) that the vDSO recipe steps over (it continues at m.vdsoPC, their caller).
+std::string NormalizeFrame(std::string f) {
+  if (f.rfind("C.", 0) == 0) f = f.substr(2);
+  if (f == "runtime.systemstack_switch") return "runtime.systemstack";
+  if (f == "runtime.mcall" || f == "runtime.morestack" || f == "???" || f.rfind("_cgo_", 0) == 0 ||
+      f.rfind("__vdso_", 0) == 0 || f == "time.now" || f == "runtime.nanotime1" || f == "runtime.walltime")
+    return "";
+  return f;
+}
+
+std::vector<std::string> Normalized(const std::vector<std::string>& in) {
+  std::vector<std::string> out;
+  for (const auto& f : in)
+    if (auto n = NormalizeFrame(f); !n.empty()) out.push_back(n);
+  return out;
+}
+
+constexpr size_t kDelveDepth = 64;  // tools/coredump asks Delve for `goroutines -t 64`
+
 }  // namespace
+
+std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::string& dlv_text,
+                                          std::vector<std::string>* mismatches) {
+  std::vector<std::string> compared;
+  auto gs = ParseDelveGoroutines(dlv_text);
+  for (const auto& t : r.threads) {
+    if (t.goid == 0) continue;
+    auto it = gs.find(t.goid);
+    if (it == gs.end()) continue;
+    std::vector<std::string> raw;
+    for (const auto& f : t.frames) raw.push_back(FunctionOf(f));
+    std::string who = "lwp " + std::to_string(t.lwp) + " goroutine " + std::to_string(t.goid);
+    if (!t.faults_hit.empty()) {
+      compared.push_back(who + ": not compared (cut short by an injected fault)");
+      continue;
+    }
+    if (!raw.empty() && raw.back() == "runtime.sigtramp") {
+      compared.push_back(who + ": not compared (in a signal handler: the signal frame is not crossed yet)");
+      continue;
+    }
+    auto ours = Normalized(raw);
+    auto theirs = Normalized(it->second);
+    // Delve sometimes continues a parked goroutine's listing with its M's g0 frames after
+    // goexit; a goroutine's frames end at goexit.
+    if (auto g = std::find(theirs.begin(), theirs.end(), "runtime.goexit"); g != theirs.end())
+      theirs.erase(g + 1, theirs.end());
+    bool truncated = it->second.size() >= kDelveDepth;
+    bool equal = false;
+    if (!truncated) {
+      equal = theirs.size() <= ours.size() && std::equal(theirs.rbegin(), theirs.rend(), ours.rbegin());
+    } else if (!theirs.empty()) {
+      // Delve shows only the innermost frames: align on its first one, compare what both show.
+      for (size_t pos = 0; pos < ours.size() && !equal; pos++) {
+        size_t n = std::min(theirs.size(), ours.size() - pos);
+        equal = n >= theirs.size() / 2 && std::equal(theirs.begin(), theirs.begin() + n, ours.begin() + pos);
+      }
+    }
+    if (equal) {
+      compared.push_back(who + ": " + std::to_string(theirs.size()) + " frames equal Delve's" +
+                         (truncated ? " (Delve's first 64)" : ""));
+    } else {
+      mismatches->push_back(who + ": ours [" + Join(ours, " <- ") + "], Delve [" + Join(theirs, " <- ") + "]");
+    }
+  }
+  return compared;
+}
 
 std::vector<std::string> FindCases(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  // Cases sit at the top of the directory (subfolders hold blobs and capture staging).
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     if (it->is_regular_file() && it->path().extension() == ".json") out.push_back(it->path().string());
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-Result<ReplayResult> ReplayCase(const std::string& case_json, const std::string& cache, CoreCase* loaded) {
+Result<ReplayResult> ReplayCase(const std::string& case_json, const std::string& cache, CoreCase* loaded,
+                                bool record_reads) {
   auto c = LoadCase(case_json);
   if (!c.ok()) return c.take_error();
   if (loaded) *loaded = *c;
-  return ReplayLoaded(*c, fs::path(case_json).parent_path(), cache);
+  return ReplayLoaded(*c, fs::path(case_json).parent_path(), cache, record_reads);
 }
 
 Result<CaseReport> CheckCase(const std::string& case_json, const std::string& cache) {
@@ -213,6 +322,14 @@ Result<std::string> NewCase(const NewCaseOptions& o) {
   c.arch = r->arch;
   c.go_version = r->go_version;
   c.threads = ToExpectations(*r);
+  if (!o.dlv_output.empty()) {
+    std::vector<std::string> bad;
+    auto ok = CompareWithDelve(*r, o.dlv_output, &bad);
+    if (!bad.empty()) return MakeError("Delve disagrees: " + Join(bad, "; "));
+    c.oracle = ok.empty() ? "dlv core: no goroutine on any thread (native frames only)"
+                          : "dlv core (" + Join(ok, "; ") + ")";
+    if (!o.oracle.empty()) c.oracle += "; " + o.oracle;
+  }
   std::string path = (dir / (o.name + ".json")).string();
   if (auto st = WriteFileAtomic(path, SerializeCase(c)); !st.ok()) return MakeError(st.error());
   return path;

@@ -28,7 +28,7 @@ Result<CaseReport> CheckCase(const std::string& case_json, const std::string& ca
 Status RebaseCase(const std::string& case_json, const std::string& cache_dir);
 // Replays a case and returns the raw result (for `analyze`).
 Result<ReplayResult> ReplayCase(const std::string& case_json, const std::string& cache_dir,
-                                CoreCase* loaded = nullptr);
+                                CoreCase* loaded = nullptr, bool record_reads = false);
 
 struct NewCaseFile {
   std::string local;    // file on this machine
@@ -47,13 +47,21 @@ struct NewCaseOptions {
   std::vector<std::string> must_cross;
   std::vector<CaseFault> faults;
   std::string cache_dir;
+  std::string dlv_output;  // if set, checked with CompareWithDelve; a mismatch fails `new`
 };
 
 // Stores the core and files (zstd, content-addressed blobs shared between cases), replays, and
 // writes NAME.json with every thread's current stack as the expectation. Returns its path.
 Result<std::string> NewCase(const NewCaseOptions& o);
 
-// Every *.json under dir (recursively), sorted.
+// Checks a replay against Delve (`dlv core` output with `goroutines -t`): for every thread
+// whose goroutine Delve lists, Delve's function names for that goroutine must equal the tail of
+// our stack (our stack may have g0 frames above them). Returns one line per thread compared;
+// `mismatches` gets one line per disagreement.
+std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::string& dlv_text,
+                                          std::vector<std::string>* mismatches);
+
+// Every *.json directly in dir, sorted.
 std::vector<std::string> FindCases(const std::string& dir);
 
 }  // namespace sb::coredump

@@ -185,6 +185,7 @@ Result<ReplayResult> Replay(const ReplayInput& in) {
     hin.deltas = &(*facts)->sp_deltas;
     hin.memory = &memory;
     hin.fault_addresses = in.fault_addresses;
+    hin.record_reads = in.record_reads;
     unwind::Registers regs;
     regs.pc = t.pc;
     regs.sp = t.sp;
@@ -204,6 +205,7 @@ Result<ReplayResult> Replay(const ReplayInput& in) {
       fmt.Format(r.sample.frames[i], exact, &rt.frames);
     }
     rt.faults_hit = r.faults_hit;
+    rt.reads = r.reads;
     if (r.sample.flags & SB_SAMPLE_HAS_GOID) rt.goid = r.sample.goid;
     result.threads.push_back(std::move(rt));
   }

@@ -21,6 +21,7 @@ struct ReplayInput {
   std::map<std::string, std::string> files;
   std::string executable;  // path as the process saw it (a key of `files`)
   std::set<uint64_t> fault_addresses;
+  bool record_reads = false;
 };
 
 struct ReplayedThread {
@@ -29,6 +30,7 @@ struct ReplayedThread {
   std::vector<std::string> crossed;
   std::vector<std::string> frames;
   std::set<uint64_t> faults_hit;
+  std::vector<uint64_t> reads;  // addresses read, in order (ReplayInput::record_reads)
   uint64_t goid = 0;
 };
 

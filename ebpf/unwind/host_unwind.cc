@@ -10,10 +10,12 @@ namespace {
 struct HostEnv {
   const HostUnwindInput* in;
   std::set<uint64_t>* faults_hit;
+  std::vector<uint64_t>* reads;
 };
 
 int HostRead(void* env, void* dst, sb_u32 size, sb_u64 addr) {
   auto* e = static_cast<HostEnv*>(env);
+  if (e->in->record_reads) e->reads->push_back(addr);
   if (!e->in->fault_addresses.empty()) {
     auto it = e->in->fault_addresses.lower_bound(addr);
     if (it != e->in->fault_addresses.end() && *it < addr + size) {
@@ -61,7 +63,7 @@ namespace sb::unwind {
 HostUnwindResult UnwindOnHost(const HostUnwindInput& in, const Registers& regs,
                               sb_counters* counters) {
   HostUnwindResult r;
-  HostEnv env{&in, &r.faults_hit};
+  HostEnv env{&in, &r.faults_hit, &r.reads};
   sb_counters scratch{};
   sb_regs r0{regs.pc, regs.sp, regs.fp, regs.lr, regs.g_reg, regs.tls_base};
   sb_unwind(in.info, &r.sample, counters ? counters : &scratch, &env, &r0);

@@ -34,11 +34,13 @@ struct HostUnwindInput {
   const MemoryView* memory = nullptr;
   // Reads touching any of these addresses fail, as if unmapped (fault injection).
   std::set<uint64_t> fault_addresses;
+  bool record_reads = false;
 };
 
 struct HostUnwindResult {
   sb_sample sample{};
   std::set<uint64_t> faults_hit;  // the injected fault addresses that a read touched
+  std::vector<uint64_t> reads;    // every address read, in order (when record_reads)
 };
 
 HostUnwindResult UnwindOnHost(const HostUnwindInput& in, const Registers& regs,

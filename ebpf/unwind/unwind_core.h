@@ -238,6 +238,13 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
     return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
   sb_switch_to(st, pc, sp, bp);
   sb_crossed(st, SB_CROSS_MCALL);
+  if (!(st->out->flags & SB_SAMPLE_HAS_GOID)) {  /* found through the g0 slot: name it */
+    sb_u64 goid = 0;
+    if (sb_read_u64(st, gp + o->g_goid, &goid) == 0 && goid != 0) {
+      st->out->goid = goid;
+      st->out->flags |= SB_SAMPLE_HAS_GOID;
+    }
+  }
   return 0;
 }
 

@@ -31,7 +31,7 @@ QEMU_ARGS=() EXTRA_ARGS=() SETTLE=0.3
 # classify.py rules (see its docstring): conditions on one thread's FP-walked frames / Go view.
 case $STATE in
 leaf)        RULE="main.leaf@0" ;;
-systemstack) RULE="runtime.(*mheap).alloc.func1" ;;
+systemstack) RULE="runtime.(*mheap).alloc.func1|runtime.systemstack,sp=g0,curg" ;;  # 2nd: any systemstack switch with a user g under it
 mcall-curg|dropg)
 	read -r l n <<<"$(dropg_lines park_m)"
 	A0=$(func_addr "$BIN" runtime.park_m) A1=$(addr_after_dropg "$BIN" runtime.park_m "$l" "$n")

@@ -63,6 +63,7 @@ struct NewArgs {
   int pid = 0;
   std::string core, binary, name, dir = "testdata/coredumps", state, description, oracle, cache = DefaultCache();
   std::vector<std::string> libs, must_cross, faults;
+  std::string dlv;
 };
 
 // gcore writes PREFIX.PID; returns that path.
@@ -83,6 +84,11 @@ int RunNew(const NewArgs& a) {
   o.oracle = a.oracle;
   o.must_cross = a.must_cross;
   o.cache_dir = a.cache;
+  if (!a.dlv.empty()) {
+    auto text = ReadFile(a.dlv);
+    if (!text.ok()) return Fail("new", text.error());
+    o.dlv_output = *text;
+  }
   for (const auto& f : a.faults) {
     auto colon = f.find(':');
     if (colon == std::string::npos) return Fail("new", "--fault takes ADDRESS:LWP, got " + f);
@@ -136,7 +142,7 @@ int RunNew(const NewArgs& a) {
   return 0;
 }
 
-void PrintThreads(const coredump::ReplayResult& r, long lwp) {
+void PrintThreads(const coredump::ReplayResult& r, long lwp, bool reads) {
   for (const auto& t : r.threads) {
     if (lwp > 0 && t.lwp != static_cast<uint32_t>(lwp)) continue;
     std::string crossed;
@@ -144,6 +150,11 @@ void PrintThreads(const coredump::ReplayResult& r, long lwp) {
     printf("thread %u%s: %s%s\n", t.lwp, t.goid ? fmt::format(" (goroutine {})", t.goid).c_str() : "",
            t.stop.c_str(), crossed.empty() ? "" : (", crossed " + crossed).c_str());
     for (const auto& f : t.frames) printf("  %s\n", f.c_str());
+    if (reads) {
+      printf("  reads:");
+      for (uint64_t a : t.reads) printf(" 0x%llx", static_cast<unsigned long long>(a));
+      printf("\n");
+    }
   }
 }
 
@@ -151,13 +162,14 @@ struct AnalyzeArgs {
   std::string target, core, binary, cache = DefaultCache();
   std::vector<std::string> libs;
   long lwp = 0;
+  bool reads = false;
 };
 
 int RunAnalyze(const AnalyzeArgs& a) {
   if (!a.target.empty()) {
-    auto r = coredump::ReplayCase(a.target, a.cache);
+    auto r = coredump::ReplayCase(a.target, a.cache, nullptr, a.reads);
     if (!r.ok()) return Fail("analyze", r.error());
-    PrintThreads(*r, a.lwp);
+    PrintThreads(*r, a.lwp, a.reads);
     return 0;
   }
   if (a.core.empty() || a.binary.empty()) return Fail("analyze", "give CASE.json, or --core CORE --binary EXE");
@@ -165,6 +177,7 @@ int RunAnalyze(const AnalyzeArgs& a) {
   for (const auto& l : a.libs) files.push_back(ParseFileArg(l, "library"));
   ResolvePaths(a.core, &files);
   coredump::ReplayInput in;
+  in.record_reads = a.reads;
   in.core_path = a.core;
   for (const auto& f : files) {
     in.files[f.path] = f.local;
@@ -172,7 +185,7 @@ int RunAnalyze(const AnalyzeArgs& a) {
   }
   auto r = coredump::Replay(in);
   if (!r.ok()) return Fail("analyze", r.error());
-  PrintThreads(*r, a.lwp);
+  PrintThreads(*r, a.lwp, a.reads);
   return 0;
 }
 
@@ -237,6 +250,8 @@ void AddCoredumpCommand(CLI::App& app, Runner* run) {
   n->add_option("--must-cross", na->must_cross, "crossings the case must take (repeatable)");
   n->add_option("--fault", na->faults, "ADDRESS:LWP: a read there fails; that thread must stop with read_fault");
   n->add_option("--cache", na->cache, "where compressed files are extracted");
+  n->add_option("--dlv", na->dlv,
+                "output of `dlv core` with `goroutines -t`: every goroutine on a thread must match it");
   n->callback([na, run] { *run = [na] { return RunNew(*na); }; });
 
   auto aa = std::make_shared<AnalyzeArgs>();
@@ -246,6 +261,7 @@ void AddCoredumpCommand(CLI::App& app, Runner* run) {
   an->add_option("--binary", aa->binary, "the executable: LOCAL or LOCAL=PATH_IN_CORE");
   an->add_option("--lib", aa->libs, "a library: LOCAL or LOCAL=PATH_IN_CORE (repeatable)");
   an->add_option("--lwp", aa->lwp, "only this thread");
+  an->add_flag("--reads", aa->reads, "also print every address the unwinder read (to choose --fault addresses)");
   an->add_option("--cache", aa->cache, "where compressed files are extracted");
   an->callback([aa, run] { *run = [aa] { return RunAnalyze(*aa); }; });
 

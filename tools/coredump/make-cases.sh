@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Turns captures (tools/coredump/capture-*.sh output) into coredump test cases:
+#   tools/coredump/make-cases.sh CAPTURE_DIR ARCH [STATE...]
+# Each case is checked against Delve's view of every goroutine on a thread (`--dlv`), named
+# ARCH-GOVERSION-STATE, and must take the crossing its state is about.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SWITCHBACK=${SWITCHBACK:-build/tools/switchback}
+DIR=${CASE_DIR:-testdata/coredumps}
+cap=$1; arch=$2; shift 2
+states=("$@")
+[[ ${#states[@]} -gt 0 ]] || states=(leaf systemstack mcall-curg dropg gosched morestack cgo vdso signal idle stale)
+
+must_cross() {  # the crossing a state proves, per arch
+  case "$1/$arch" in
+    leaf/*) echo leaf ;;
+    systemstack/*) echo systemstack ;;
+    mcall-curg/*|dropg/amd64|gosched/amd64) echo mcall ;;
+    morestack/*) echo morestack ;;
+    cgo/*) echo asmcgocall ;;
+    vdso/amd64) echo vdso ;;
+    *) echo "" ;;
+  esac
+}
+
+for state in "${states[@]}"; do
+  meta="$cap/$state.meta.json"
+  [[ -f $meta ]] || { echo "make-cases: no capture for $state in $cap" >&2; continue; }
+  core="$cap/$(jq -r .core "$meta")"
+  bin="$cap/$(jq -r .binary "$meta")"
+  gover=$(jq -r .go_version "$meta")
+  name="$arch-$gover-$state"
+  args=(coredump new --core "$core" --binary "$bin" --name "$name" --dir "$DIR" --state "$state"
+        --description "$(jq -r '.description // empty' "$meta")")
+  mc=$(must_cross "$state")
+  [[ -n $mc ]] && args+=(--must-cross "$mc")
+  dlv="$cap/$state.dlv.txt"
+  [[ -f $dlv ]] && args+=(--dlv "$dlv")
+  echo "== $name"
+  "$SWITCHBACK" "${args[@]}" || echo "make-cases: $name failed" >&2
+done
