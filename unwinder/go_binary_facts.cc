@@ -2,6 +2,8 @@
 
 #include <elf.h>
 
+#include <cstring>
+
 #include "unwinder/go_offsets_table.h"
 #include "unwinder/tls_slot.h"
 
@@ -26,6 +28,9 @@ constexpr NamedKind kSpecialFunctions[] = {
     {"runtime.morestack", SB_FN_MORESTACK},
     {"runtime.asmcgocall", SB_FN_ASMCGOCALL},
     {"runtime.asyncPreempt", SB_FN_ASYNCPREEMPT},
+    {"runtime.nanotime1", SB_FN_VDSO_CALLER},
+    {"runtime.walltime", SB_FN_VDSO_CALLER},
+    {"time.now", SB_FN_VDSO_CALLER},
 };
 
 // mcall callees that spill their g argument to the caller's arg slot (g0.sched.sp - 8) on
@@ -35,17 +40,53 @@ constexpr const char* kArm64SpillingMcallCallees[] = {
     "runtime.park_m", "runtime.preemptPark", "runtime.exitsyscall0", "runtime.goyield_m",
     "runtime.goschedguarded_m"};
 
-void CollectRanges(const sym::GoPclntab& go, GoBinaryFacts* f) {
+// Decodes where an arm64 mcall callee spills its g argument (R0), from its own prologue:
+// `MOVD.W R30, -N(RSP)` (STR x30, [sp, #-N]!) then `MOVD R0, off(RSP)` (STR x0, [sp, #off]).
+// mcall calls it with SP = g0.sched.sp - 16, so the slot is g0.sched.sp - 16 - N + off, valid
+// from the instruction after the store. Returns false when the prologue does not have that form.
+bool DecodeArm64Spill(const sym::ElfFile& elf, const sym::GoFunc& fn, int32_t* slot, uint64_t* valid_from) {
+  auto code = elf.ReadVaddr(fn.entry, static_cast<size_t>(std::min<uint64_t>(fn.end - fn.entry, 96)));
+  if (!code.ok()) return false;
+  int64_t frame = -1;
+  for (size_t i = 0; i + 4 <= code->size(); i += 4) {
+    uint32_t insn = 0;
+    memcpy(&insn, code->data() + i, 4);
+    if ((insn & 0xFFE00FFF) == 0xF8000FFE) {  // STR x30, [sp, #imm9]! (pre-index)
+      int32_t imm9 = static_cast<int32_t>((insn >> 12) & 0x1FF);
+      if (imm9 & 0x100) imm9 -= 0x200;
+      frame = -imm9;
+    } else if (frame > 0 && (insn & 0xFFC003FF) == 0xF90003E0) {  // STR x0, [sp, #imm12*8]
+      int64_t off = static_cast<int64_t>((insn >> 10) & 0xFFF) * 8;
+      *slot = static_cast<int32_t>(-16 - frame + off);
+      *valid_from = fn.entry + i + 4;
+      return true;
+    }
+  }
+  return false;
+}
+
+void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, GoBinaryFacts* f) {
   if (f->arch == sym::Arch::kArm64) {
-    for (const char* name : kArm64SpillingMcallCallees)
-      if (auto fn = go.FindFuncByName(name))
-        f->ranges.push_back(FuncRange{name, fn->entry, fn->end, SB_FN_MCALL_SPILLER});
+    for (const char* name : kArm64SpillingMcallCallees) {
+      auto fn = go.FindFuncByName(name);
+      int32_t slot = 0;
+      uint64_t from = 0;
+      if (!fn) continue;
+      if (!DecodeArm64Spill(elf, *fn, &slot, &from)) {
+        f->missing.push_back(std::string("g spill slot of ") + name + " (its g0 slot is not used)");
+        continue;
+      }
+      FuncRange r{name, from, fn->end, SB_FN_MCALL_SPILLER};
+      r.slot_offset = slot;
+      f->ranges.push_back(r);
+    }
   }
   for (const auto& s : kSpecialFunctions) {
     auto fn = go.FindFuncByName(s.name);
     if (!fn) {
       // sigtramp variants and rt0_go are absent in some link modes; the rest are required.
-      if (s.kind != SB_FN_ROOT) f->missing.push_back(std::string("function ") + s.name);
+      if (s.kind != SB_FN_ROOT && s.kind != SB_FN_VDSO_CALLER)
+        f->missing.push_back(std::string("function ") + s.name);
       continue;
     }
     f->ranges.push_back(FuncRange{s.name, fn->entry, fn->end, s.kind});
@@ -129,7 +170,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   // arm64 before 1.25 from the frame record at curg.sched.bp, later by frame pointers alone.
   f->systemstack_sched_recipe = f->arch == sym::Arch::kAmd64 && f->go_minor > 0 && f->go_minor < 21;
   f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
-  CollectRanges(*go, f.get());
+  CollectRanges(*go, bin.elf(), f.get());
   CollectSpDeltas(*go, f.get());
   return std::shared_ptr<const GoBinaryFacts>(f);
 }
@@ -151,7 +192,8 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
   pi.off = facts.offsets;
   for (const auto& r : facts.ranges) {
     if (pi.nranges >= SB_MAX_RANGES) break;
-    pi.ranges[pi.nranges++] = sb_range{r.start + bias, r.end + bias, static_cast<uint32_t>(r.kind), 0};
+    pi.ranges[pi.nranges++] =
+        sb_range{r.start + bias, r.end + bias, static_cast<uint32_t>(r.kind), static_cast<uint32_t>(r.slot_offset)};
   }
   return pi;
 }

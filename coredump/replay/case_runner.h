@@ -48,6 +48,7 @@ struct NewCaseOptions {
   std::vector<CaseFault> faults;
   std::string cache_dir;
   std::string dlv_output;  // if set, checked with CompareWithDelve; a mismatch fails `new`
+  std::string accept_delve_difference;  // unless this explains it: recorded in the case's oracle
 };
 
 // Stores the core and files (zstd, content-addressed blobs shared between cases), replays, and

@@ -85,6 +85,18 @@ SB_SUBPROG int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
   return SB_FN_NONE;
 }
 
+/* The g slot offset (from g0.sched.sp) of the spilling mcall callee containing pc, or 1 when
+ * pc is not in one past its spill (offsets are negative). */
+SB_SUBPROG long sb_spill_slot(const struct sb_proc_info *pi, sb_u64 pc) {
+  if (!pi) return 1;
+  for (int i = 0; i < SB_MAX_RANGES; i++) {
+    if ((sb_u32)i >= pi->nranges) break;
+    if (pi->ranges[i].kind == SB_FN_MCALL_SPILLER && pc >= pi->ranges[i].start && pc < pi->ranges[i].end)
+      return (long)(sb_s32)pi->ranges[i].arg;
+  }
+  return 1;
+}
+
 SB_INLINE int sb_in_go_text(const struct sb_proc_info *pi, sb_u64 pc) {
   return pc >= pi->text_start && pc < pi->text_end;
 }
@@ -133,7 +145,8 @@ SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb
   st->sp = sp;
   st->fp = fp;
   st->prev_fp = 0; /* a different stack: addresses are not comparable with the last one */
-  st->exact_sp = 0;
+  /* arm64 walks Go frames by SP: a saved sp (sched.sp) is exact; 0 means derive from fp. */
+  st->exact_sp = st->arm64 && sp != 0;
   st->frame_exact = 0;
   st->lr_valid = 0;
   st->on_g0 = 0;
@@ -194,11 +207,13 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
     if (bp == 0 || !sb_sp_in_stack(st, gp, bp))
       return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
     st->fp = bp;
+    st->sp = bp + 8; /* the switch function's own SP on the goroutine stack */
     st->prev_fp = 0;
     st->on_g0 = 0;
-    st->exact_sp = 0;
+    st->exact_sp = 1;
+    st->frame_exact = 0;
     sb_crossed(st, crossing);
-    return -1; /* the frame-pointer step from sched.bp yields the caller */
+    return -1; /* the step from the switch function's own frame yields its caller */
   }
   /* amd64 before Go 1.21: F's return address at curg.sched.sp, its frame pointer sched.bp. */
   if (sp == 0 || !sb_sp_in_stack(st, gp, sp))
@@ -219,13 +234,14 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
   sb_count(st, SB_CROSS_MCALL, SB_CNT_ATTEMPTS);
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 gp = sb_live_curg(st);
-  /* The g0 slot holds the goroutine for sure on amd64 (mcall's PUSHQ AX); on arm64 only when
-   * the callee (the frame just below mcall) spills its argument there. */
-  int slot_valid = !st->arm64 || sb_classify(st->pi, st->last_pc - 1) == SB_FN_MCALL_SPILLER;
-  if (gp == 0 && slot_valid) {
+  /* The g0 slot holds the goroutine for sure on amd64 (mcall's PUSHQ AX at g0.sched.sp - 8);
+   * on arm64 only once the callee (the frame just below mcall) has spilled its argument, at
+   * the offset decoded from that callee's prologue. */
+  long slot_off = st->arm64 ? sb_spill_slot(st->pi, st->last_pc - 1) : -8;
+  if (gp == 0 && slot_off <= 0) {
     sb_u64 g0_sp = 0, cand = 0, cand_m = 1;
     if (sb_read_u64(st, st->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
-        sb_read_u64(st, g0_sp - 8, &cand) ||
+        sb_read_u64(st, g0_sp + (sb_u64)slot_off, &cand) ||
         sb_read_u64(st, cand + o->g_m, &cand_m))
       return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
     if (cand_m != 0) /* running again on some M: its saved state is not this stack's */
@@ -288,9 +304,14 @@ SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   if (sb_morestack_caller(st, gp, sp, &ret))
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
   sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
-  sb_switch_to(st, ret, sp + 8, bp);
+  sb_switch_to(st, ret, st->arm64 ? sp : sp + 8, bp); /* amd64: past the pushed return address */
   sb_crossed(st, SB_CROSS_MORESTACK);
   return 0;
+}
+
+SB_INLINE int sb_vdso_active(struct sb_unwind_state *st) {
+  sb_u64 vsp = 0;
+  return sb_read_u64(st, st->m + st->pi->off.m_vdsosp, &vsp) == 0 && vsp != 0;
 }
 
 /* vDSO code, called by nanotime1 / time.now / walltime after they recorded in m.vdsoPC the
@@ -312,6 +333,8 @@ SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
   if (sb_read_u64(st, record, &caller_fp))
     return sb_cross_stopped(st, SB_CROSS_VDSO, SB_STOP_READ_FAULT);
   int was_g0 = st->on_g0;
+  /* vdsoSP is the SP of the frame vdsoPC returns into (arm64 nanotime1: `$ret-8(FP)`), so on
+   * arm64 the SP walk continues from it exactly. */
   sb_switch_to(st, vpc, vsp, caller_fp);
   st->on_g0 = (sb_u8)was_g0; /* vdsoSP is on whichever stack the caller ran on */
   sb_crossed(st, SB_CROSS_VDSO);
@@ -321,34 +344,40 @@ SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
 /* One step to the caller of the current frame. */
 SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   sb_s32 delta = 0;
-  if (st->exact_sp && st->arm64 &&
-      sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
-    /* arm64 Go frame: the prologue stores LR at the new SP (MOVD.W R30, -size(RSP)), then the
-     * caller's R29 just below it and sets R29 = SP - 8. With no frame yet (delta 0, a
-     * frameless leaf or the first prologue instruction) the return address is still in LR. */
-    sb_u64 ret = 0, caller_fp = st->fp;
-    if (delta == 0) {
-      if (!st->lr_valid) return sb_stop(st, SB_STOP_END_OF_CHAIN);
-      ret = st->lr;
-    } else if (sb_read_u64(st, st->sp, &ret)) {
-      return sb_stop(st, SB_STOP_READ_FAULT);
+  if (st->arm64 && sb_in_go_text(st->pi, st->pc)) {
+    /* arm64 Go frames are walked by SP, the way Go's own traceback walks them: the prologue
+     * stores LR at the new SP (MOVD.W R30, -size(RSP)) and the caller's R29 just below it, so
+     * the return address is at [SP] and the caller's SP is SP + pcsp delta. Frame pointers
+     * are not trusted here: before Go 1.21, copystack left outer frames' saved R29 pointing at
+     * the old stack. Where only R29 is known (after a switch), SP = R29 + 8. With no frame yet
+     * (delta 0: a frameless leaf, or the first prologue instruction) the return address is
+     * still in LR. */
+    sb_u64 sp = st->exact_sp ? st->sp : st->fp + 8;
+    if (sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
+      sb_u64 ret = 0, caller_fp = st->fp;
+      if (delta == 0) {
+        if (!st->lr_valid) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+        ret = st->lr;
+        sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
+        sb_crossed(st, SB_CROSS_LEAF);
+      } else {
+        if (sb_read_u64(st, sp, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
+        if (sb_read_u64(st, sp - 8, &caller_fp)) caller_fp = 0; /* only needed to leave Go code */
+        if (st->fp != sp - 8 && st->exact_sp && st->frame_exact) {  /* R29 not set up yet */
+          sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
+          sb_crossed(st, SB_CROSS_LEAF);
+        }
+      }
+      if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+      st->pc = ret;
+      st->sp = sp + (sb_u64)delta;
+      st->fp = caller_fp;
+      st->exact_sp = 1;
+      st->frame_exact = 0;
+      st->lr_valid = 0;
+      st->prev_fp = 0;
+      return 0;
     }
-    int frame_set_up = delta != 0 && st->fp == st->sp - 8;
-    if (frame_set_up && sb_read_u64(st, st->fp, &caller_fp)) return sb_stop(st, SB_STOP_READ_FAULT);
-    if (!frame_set_up) {
-      sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
-      sb_crossed(st, SB_CROSS_LEAF);
-    } else {
-      st->prev_fp = st->fp;
-    }
-    if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
-    st->pc = ret;
-    st->sp = st->sp + (sb_u64)delta;
-    st->fp = caller_fp;
-    st->exact_sp = 0;
-    st->frame_exact = 0;
-    st->lr_valid = 0;
-    return 0;
   }
   if (st->exact_sp && !st->arm64 &&
       sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
@@ -415,7 +444,12 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
     return sb_stop(st, SB_STOP_NO_OFFSETS); /* a switch we cannot cross without offsets */
 
   long r = -1;
-  if (st->pc >= st->pi->vdso_start && st->pc < st->pi->vdso_end && (st->pi->flags & SB_PI_HAS_OFFSETS))
+  int in_vdso = st->pc >= st->pi->vdso_start && st->pc < st->pi->vdso_end;
+  /* Sampled inside nanotime1/walltime/time.now themselves (or with no vDSO at all, as under
+   * qemu): their SP may already be on g0, so continue from m.vdsoPC/SP as well. */
+  int in_vdso_caller = kind == SB_FN_VDSO_CALLER && st->out->nframes == 1 && st->m != 0 &&
+                       sb_vdso_active(st);
+  if ((in_vdso || in_vdso_caller) && (st->pi->flags & SB_PI_HAS_OFFSETS))
     r = sb_cross_vdso(st);
   else if (st->on_g0) {
     if (kind == SB_FN_SYSTEMSTACK) r = sb_cross_saved_switch(st, SB_CROSS_SYSTEMSTACK);

@@ -57,6 +57,7 @@ enum sb_func_kind {
   SB_FN_ASMCGOCALL,   /* runtime.asmcgocall: C code called from Go */
   SB_FN_MCALL_SPILLER, /* an mcall callee that spills its g argument to the g0 slot (arm64) */
   SB_FN_ASYNCPREEMPT, /* runtime.asyncPreempt: called by a signal handler's injected call */
+  SB_FN_VDSO_CALLER,  /* runtime.nanotime1, runtime.walltime, time.now: set m.vdsoSP/PC */
 };
 
 /* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */
@@ -96,7 +97,7 @@ struct sb_range {
   sb_u64 start; /* runtime addresses, [start, end) */
   sb_u64 end;
   sb_u32 kind;  /* enum sb_func_kind */
-  sb_u32 pad;
+  sb_u32 arg;   /* SB_FN_MCALL_SPILLER: the g slot's offset from g0.sched.sp (signed) */
 };
 
 /* Process flags. */

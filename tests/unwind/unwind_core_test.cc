@@ -422,8 +422,9 @@ class UnwindCoreArm64Test : public UnwindCoreTest {
     info_.arch = SB_ARCH_ARM64;
     info_.flags = SB_PI_GO | SB_PI_HAS_OFFSETS | SB_PI_SWITCH_SCHED_BP;  // no TLS: R28
     // arm64 pcsp: main.f allocates its frame in one MOVD.W at +4 (delta 0x30); the leaf none.
-    deltas_ = {{0x000, 0}, {0x104, 0x30}, {0x1f0, 0}, {0x200, 0}, {0x304, 0x40}, {0x3f0, 0},
-               {0x504, 0x40}, {0x5f0, 0}, {0x604, 0x40}, {0x6f0, 0}};  // + park_m, gosched_m
+    // + systemstack's own small frame, park_m, gosched_m.
+    deltas_ = {{0x000, 0}, {0x044, 0x20}, {0x07c, 0},  {0x104, 0x30}, {0x1f0, 0}, {0x200, 0},
+               {0x304, 0x40}, {0x3f0, 0}, {0x504, 0x40}, {0x5f0, 0}, {0x604, 0x40}, {0x6f0, 0}};
     info_.delta_count = static_cast<uint32_t>(deltas_.size());
   }
   // Go arm64 frame of size `size` whose SP is sp: LR at [sp], caller's R29 at [sp-8].
@@ -479,7 +480,8 @@ TEST_F(UnwindCoreArm64Test, SystemstackContinuesAtSchedBp) {
 // its argument there: park_m does (accepted), gosched_m does not (stale_goroutine).
 TEST_F(UnwindCoreArm64Test, McallSlotOnlyForSpillingCallees) {
   constexpr uint64_t kParkM = 0x401500, kGoschedM = 0x401600;
-  AddRange(kParkM, kParkM + 0x80, SB_FN_MCALL_SPILLER);
+  AddRange(kParkM + 0x8, kParkM + 0x80, SB_FN_MCALL_SPILLER);  // after its spill instruction
+  info_.ranges[info_.nranges - 1].arg = static_cast<uint32_t>(-8);  // slot at g0.sched.sp - 8
   mem_.Put64(kM + 192, 0);  // dropg
   mem_.Put64(kG + 48, 0);   // parked
   uint64_t g0_sched_sp = kG0StackHi - 0x40;
@@ -489,7 +491,7 @@ TEST_F(UnwindCoreArm64Test, McallSlotOnlyForSpillingCallees) {
   mem_.Put64(kG + 56 + 0, f_sp);
   mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
   mem_.Put64(kG + 56 + 48, f_fp);
-  Frame(f_fp, 0, kGoexit + 4);
+  GoFrame(f_sp, 0, kGoexit + 4);  // gopark (main.f here) saved LR at its SP
   uint64_t callee_sp = g0_sched_sp - 16 - 0x40, callee_fp = callee_sp - 8;
   GoFrame(callee_sp, 0, kMcall + 0x20);
 
@@ -506,12 +508,12 @@ TEST_F(UnwindCoreArm64Test, McallSlotOnlyForSpillingCallees) {
 TEST_F(UnwindCoreArm64Test, MorestackUsesSchedLr) {
   uint64_t g0_sp = kG0StackHi - 0x200, g0_fp = g0_sp - 8;
   GoFrame(g0_sp, 0, kMorestack + 0x30);
-  uint64_t caller_fp = kGStackHi - 0x200;
-  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
+  uint64_t caller_fp = kGStackHi - 0x200, sched_sp = kGStackHi - 0x300;
+  mem_.Put64(kG + 56 + 0, sched_sp);
   mem_.Put64(kG + 56 + 8, kMainF + 0x0c);
   mem_.Put64(kG + 56 + 40, kMainF + 0xb0);  // sched.lr
   mem_.Put64(kG + 56 + 48, caller_fp);
-  Frame(caller_fp, 0, kGoexit + 4);
+  GoFrame(sched_sp, 0, kGoexit + 4);  // f had no frame yet: its caller's SP is sched.sp
   mem_.Put32(kG + 144, 2);
   auto r = Run(kAllocFn + 0x50, g0_sp, g0_fp, 0, kG0);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kMorestack + 0x30, kMainF + 0x0c,
@@ -519,7 +521,7 @@ TEST_F(UnwindCoreArm64Test, MorestackUsesSchedLr) {
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
 }
 
-// vDSO on arm64: nanotime1's frame record is at vdsoSP - 8.
+// vDSO on arm64: m.vdsoSP is the SP of the frame m.vdsoPC returns into (nanotime1's caller).
 TEST_F(UnwindCoreArm64Test, VdsoRecordAtVdsoSpMinus8) {
   info_.off.m_vdsosp = 800;
   info_.off.m_vdsopc = 808;
@@ -529,7 +531,7 @@ TEST_F(UnwindCoreArm64Test, VdsoRecordAtVdsoSpMinus8) {
   mem_.Put64(kM + 800, vsp);
   mem_.Put64(kM + 808, kMainF + 0xc0);
   mem_.Put64(vsp - 8, caller_fp);
-  Frame(caller_fp, 0, kGoexit + 4);
+  GoFrame(vsp, caller_fp, kGoexit + 4);  // vdsoSP is the SP of the frame vdsoPC is in
   auto r = Run(0x7fff00000400, kG0StackHi - 0x100, kG0StackHi - 0x80, 0x7fff00000500, kG);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7fff00000400, kMainF + 0xc0, kGoexit + 4}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
