@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Shows that the coredump cases guard every crossing: for each one-line break below, applied
+# to a scratch copy of HEAD, `switchback coredump check` must fail at least one case.
+#   tools/coredump/break-check.sh [SCRATCH_DIR]        (a few minutes: one build, then relinks)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+scratch=${1:-/tmp/switchback-break-check}
+rm -rf "$scratch" && mkdir -p "$scratch/src"
+git archive HEAD | tar -x -C "$scratch/src"
+core=$scratch/src/ebpf/unwind/unwind_core.h
+cp "$core" "$scratch/unwind_core.h.orig"
+cmake -S "$scratch/src" -B "$scratch/build" -G Ninja >/dev/null
+ninja -C "$scratch/build" switchback >/dev/null
+
+# name | exact line (fixed string) | replacement
+mutations=(
+  "leaf (amd64 pcsp slot)|    sb_u64 slot = st->sp + (sb_u64)delta;|    sb_u64 slot = st->sp;"
+  "systemstack (amd64 curg.sched.bp)|  sb_switch_to(st, caller, sp + 8, bp);|  sb_switch_to(st, caller, sp + 8, 0);"
+  "mcall (goroutine's saved bp)|  sb_switch_to(st, pc, sp, bp);|  sb_switch_to(st, pc, sp, 0);"
+  "mcall stale check|    if (cand_m != 0) /* running again on some M: its saved state is not this stack's */|    if (0)"
+  "morestack (emit the growing function)|  sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */|  /* broken */"
+  "asmcgocall dispatch|    else if (kind == SB_FN_ASMCGOCALL) r = sb_cross_saved_switch(st, SB_CROSS_ASMCGOCALL);|    else if (0) {}"
+  "vdso (amd64 frame record)|  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 16;|  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 8;"
+  "arm64 SP walk|      st->sp = sp + (sb_u64)delta;|      st->sp = sp;"
+  "arm64 systemstack (sched.bp)|    st->sp = bp + 8; /* the switch function's own SP on the goroutine stack */|    st->sp = bp;"
+)
+printf '%-38s %s\n' "break" "cases failing"
+status=0
+for m in "${mutations[@]}"; do
+  IFS='|' read -r name from to <<<"$m"
+  cp "$scratch/unwind_core.h.orig" "$core"
+  FROM="$from" TO="$to" python3 - "$core" <<'PY'
+import os, sys
+p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
+if s.count(f) != 1: sys.exit(f"mutation target not found exactly once: {f!r}")
+open(p, "w").write(s.replace(f, os.environ["TO"]))
+PY
+  ninja -C "$scratch/build" switchback >/dev/null
+  out=$("$scratch/build/tools/switchback" coredump check testdata/coredumps --cache "$scratch/cache" || true)
+  failing=$(grep -E ' (FAIL|ERROR) ' <<<"$out" | awk '{print $1}' | paste -sd, -)
+  printf '%-38s %s\n' "$name" "${failing:-NONE (not caught!)}"
+  [[ -n $failing ]] || status=1
+done
+cp "$scratch/unwind_core.h.orig" "$core"
+exit $status
