@@ -176,8 +176,10 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
       size_t p = static_cast<size_t>(at - ours.begin());
       size_t n = std::min(theirs.size(), ours.size() - std::min(p, ours.size()));
       bool agree = at != ours.end() && std::equal(theirs.begin(), theirs.begin() + n, ours.begin() + p);
-      if (t.stop == "root")  // a whole stack: all of Delve's frames, and nothing after them
-        equal = agree && n == theirs.size() && (truncated || p + n == ours.size());
+      if (truncated)  // Delve shows only its first 64: all of them agree
+        equal = agree && n == theirs.size();
+      else if (t.stop == "root")  // a whole stack: all of Delve's frames, and nothing after them
+        equal = agree && n == theirs.size() && p + n == ours.size();
       else  // stopped early on purpose: what we have agrees with Delve
         equal = agree && n >= 1 && p + n == ours.size();
     }
@@ -186,6 +188,76 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
                          (t.stop == "root" ? "" : " as far as ours go (" + t.stop + ")"));
     } else {
       mismatches->push_back(who + ": ours [" + Join(ours, " <- ") + "], Delve [" + Join(theirs, " <- ") + "]");
+    }
+  }
+  return compared;
+}
+
+namespace {
+
+// gdb's `thread apply all bt`: "Thread N (... (LWP X) ...):" then "#K [0xADDR in ]NAME (...)".
+std::map<uint32_t, std::vector<std::string>> ParseGdbBacktraces(const std::string& text) {
+  std::map<uint32_t, std::vector<std::string>> out;
+  uint32_t lwp = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (line.rfind("Thread ", 0) == 0) {
+      size_t l = line.find("(LWP ");
+      lwp = l == std::string::npos ? 0 : static_cast<uint32_t>(strtoul(line.c_str() + l + 5, nullptr, 10));
+      continue;
+    }
+    if (lwp == 0 || line.empty() || line[0] != '#') continue;
+    size_t name_at = line.find(" in ");
+    name_at = name_at == std::string::npos ? line.find_first_not_of(' ', line.find(' ')) : name_at + 4;
+    if (name_at == std::string::npos) continue;
+    std::string name = line.substr(name_at, line.find(' ', name_at) - name_at);
+    out[lwp].push_back(name);
+  }
+  return out;
+}
+
+bool EndsNativePart(const std::string& f) {
+  static const char* kStops[] = {"runtime.mcall",   "runtime.systemstack", "runtime.asmcgocall",
+                                 "runtime.morestack", "runtime.mstart",     "runtime.goexit",
+                                 "runtime.rt0_go",  "runtime.sigtramp",    "??"};
+  for (const char* s : kStops)
+    if (f == s) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> CompareWithGdb(const ReplayResult& r, const std::string& gdb_bt,
+                                        std::vector<std::string>* mismatches) {
+  std::vector<std::string> compared;
+  auto bts = ParseGdbBacktraces(gdb_bt);
+  for (const auto& t : r.threads) {
+    auto it = bts.find(t.lwp);
+    if (it == bts.end()) continue;
+    // The vDSO exports each function under two names; the vDSO recipe continues at m.vdsoPC,
+    // stepping over the vDSO's Go caller (time.now, nanotime1, walltime), by design.
+    auto vdso_name = [](std::string f) { return f.rfind("__vdso_", 0) == 0 ? f.substr(7) : f; };
+    std::vector<std::string> theirs;
+    bool in_vdso = false;
+    for (const auto& f : it->second) {
+      if (f == "??") break;
+      if (in_vdso && (f == "time.now" || f == "runtime.nanotime1" || f == "runtime.walltime")) break;
+      in_vdso = f == "clock_gettime" || f.rfind("__vdso_", 0) == 0;
+      theirs.push_back(vdso_name(f));
+      if (EndsNativePart(f)) break;
+    }
+    std::vector<std::string> ours;
+    for (size_t i = 0; i < t.frames.size() && i < theirs.size(); i++)
+      ours.push_back(vdso_name(FunctionOf(t.frames[i])));
+    std::string who = "lwp " + std::to_string(t.lwp);
+    if (!theirs.empty() && ours == theirs) {
+      compared.push_back(who + ": " + std::to_string(theirs.size()) + " frames equal gdb's");
+    } else if (t.faults_hit.empty()) {
+      mismatches->push_back(who + ": ours [" + Join(ours, " <- ") + "], gdb [" + Join(theirs, " <- ") + "]");
     }
   }
   return compared;
@@ -335,6 +407,12 @@ Result<std::string> NewCase(const NewCaseOptions& o) {
     c.oracle = ok.empty() ? "dlv core: no goroutine on any thread (native frames only)"
                           : "dlv core (" + Join(ok, "; ") + ")";
     if (!o.oracle.empty()) c.oracle += "; " + o.oracle;
+  }
+  if (!o.gdb_output.empty()) {
+    std::vector<std::string> bad;
+    auto ok = CompareWithGdb(*r, o.gdb_output, &bad);
+    if (!bad.empty()) return MakeError("gdb disagrees: " + Join(bad, "; "));
+    c.oracle += "; gdb backtrace, native frames up to the first switch (" + Join(ok, "; ") + ")";
   }
   std::string path = (dir / (o.name + ".json")).string();
   if (auto st = WriteFileAtomic(path, SerializeCase(c)); !st.ok()) return MakeError(st.error());

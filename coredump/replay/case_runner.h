@@ -49,6 +49,7 @@ struct NewCaseOptions {
   std::string cache_dir;
   std::string dlv_output;  // if set, checked with CompareWithDelve; a mismatch fails `new`
   std::string accept_delve_difference;  // unless this explains it: recorded in the case's oracle
+  std::string gdb_output;  // if set, checked with CompareWithGdb; a mismatch fails `new`
 };
 
 // Stores the core and files (zstd, content-addressed blobs shared between cases), replays, and
@@ -61,6 +62,12 @@ Result<std::string> NewCase(const NewCaseOptions& o);
 // `mismatches` gets one line per disagreement.
 std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::string& dlv_text,
                                           std::vector<std::string>* mismatches);
+
+// Checks a replay against gdb's `thread apply all bt`: for every thread, gdb's frames up to
+// the first stack switch or root (where gdb's own unwinder stops being right) must equal our
+// first frames.
+std::vector<std::string> CompareWithGdb(const ReplayResult& r, const std::string& gdb_bt,
+                                        std::vector<std::string>* mismatches);
 
 // Every *.json directly in dir, sorted.
 std::vector<std::string> FindCases(const std::string& dir);

@@ -36,6 +36,8 @@ for state in "${states[@]}"; do
   [[ -n $mc ]] && args+=(--must-cross "$mc")
   dlv="$cap/$state.dlv.txt"
   [[ -f $dlv ]] && args+=(--dlv "$dlv")
+  gdbbt="$cap/$state.gdb-bt.txt"
+  [[ -f $gdbbt ]] && args+=(--gdb "$gdbbt")
   if [[ $state/$arch == cgo/arm64 ]]; then
     # gcc on aarch64 omits frame records in leaf functions (-momit-leaf-frame-pointer is the
     # default); Delve finds the caller through DWARF CFI, the frame-pointer walk cannot.

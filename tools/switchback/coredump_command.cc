@@ -63,7 +63,7 @@ struct NewArgs {
   int pid = 0;
   std::string core, binary, name, dir = "testdata/coredumps", state, description, oracle, cache = DefaultCache();
   std::vector<std::string> libs, must_cross, faults;
-  std::string dlv, accept_delve_difference;
+  std::string dlv, accept_delve_difference, gdb;
 };
 
 // gcore writes PREFIX.PID; returns that path.
@@ -85,6 +85,11 @@ int RunNew(const NewArgs& a) {
   o.must_cross = a.must_cross;
   o.cache_dir = a.cache;
   o.accept_delve_difference = a.accept_delve_difference;
+  if (!a.gdb.empty()) {
+    auto text = ReadFile(a.gdb);
+    if (!text.ok()) return Fail("new", text.error());
+    o.gdb_output = *text;
+  }
   if (!a.dlv.empty()) {
     auto text = ReadFile(a.dlv);
     if (!text.ok()) return Fail("new", text.error());
@@ -253,6 +258,8 @@ void AddCoredumpCommand(CLI::App& app, Runner* run) {
   n->add_option("--cache", na->cache, "where compressed files are extracted");
   n->add_option("--dlv", na->dlv,
                 "output of `dlv core` with `goroutines -t`: every goroutine on a thread must match it");
+  n->add_option("--gdb", na->gdb,
+                "output of gdb's `thread apply all bt`: native frames up to the first switch must match");
   n->add_option("--accept-delve-difference", na->accept_delve_difference,
                 "why a disagreement with Delve is a known limitation; recorded in the case");
   n->callback([na, run] { *run = [na] { return RunNew(*na); }; });
