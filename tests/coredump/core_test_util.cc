@@ -25,37 +25,8 @@ extern char** environ;
 namespace sb::coredump::test {
 namespace fs = std::filesystem;
 
-CommandResult RunCommand(const std::string& cmd) {
-  CommandResult r;
-  std::string full = cmd + " 2>&1";
-  FILE* p = popen(full.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
-}
-
 std::string MakeTempDir(const std::string& tag) {
-  std::string base = SB_TEST_BUILD_DIR "/tmp";
-  fs::create_directories(base);
-  std::string tmpl = base + "/" + tag + ".XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    tmpl = "/tmp/sb-" + tag + ".XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr) return "/tmp";
-  }
-  return tmpl;
+  return sb::test::MakeTempDir(SB_TEST_BUILD_DIR "/tmp", tag);
 }
 
 std::string ReadWholeFile(const std::string& path) {

@@ -11,14 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "tests/common/shell_util.h"
+
 namespace sb::coredump::test {
 
-struct CommandResult {
-  int status = -1;  // exit code, or -1 when it could not run / was killed
-  std::string out;  // stdout and stderr
-};
-CommandResult RunCommand(const std::string& cmd);
-std::string Quote(const std::string& s);
+using sb::test::CommandResult;
+using sb::test::Quote;
+using sb::test::RunCommand;
 
 // A fresh directory under the build tree (left for post-mortem inspection).
 std::string MakeTempDir(const std::string& tag);

@@ -13,37 +13,8 @@
 
 namespace sb::sym::test {
 
-CommandResult RunCommand(const std::string& cmd, bool merge_stderr) {
-  CommandResult r;
-  std::string full = cmd + (merge_stderr ? " 2>&1" : "");
-  FILE* p = popen(full.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
-}
-
 std::string MakeTempDir(const std::string& tag) {
-  std::string base = SB_TEST_BUILD_DIR "/tmp";
-  mkdir(base.c_str(), 0755);
-  std::string tmpl = base + "/" + tag + ".XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    tmpl = "/tmp/sb-" + tag + ".XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr) return "/tmp";
-  }
-  return tmpl;
+  return sb::test::MakeTempDir(SB_TEST_BUILD_DIR "/tmp", tag);
 }
 
 std::string GoEnv() {

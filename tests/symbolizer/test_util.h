@@ -6,18 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/shell_util.h"
+
 namespace sb::sym::test {
 
-struct CommandResult {
-  int status = -1;  // exit code, or -1 when it could not run / was killed
-  std::string out;  // stdout (stderr too when merged)
-};
-
-// Runs CMD with /bin/sh; stdout captured, stderr appended when merge_stderr.
-CommandResult RunCommand(const std::string& cmd, bool merge_stderr = true);
-
-// Single-quotes S for /bin/sh.
-std::string Quote(const std::string& s);
+using sb::test::CommandResult;
+using sb::test::Quote;
+using sb::test::RunCommand;
 
 // A fresh directory under the build tree (or /tmp), removed by nobody: tests leave it for
 // post-mortem inspection; the build dir is disposable.
