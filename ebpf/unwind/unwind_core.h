@@ -404,7 +404,10 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   }
   sb_u64 fp = st->fp;
   if (fp == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
-  if ((fp & 7) != 0 || (st->prev_fp != 0 && fp <= st->prev_fp)) return sb_stop(st, SB_STOP_BAD_FP);
+  /* Frame pointers move up the stack, except on the one step that leaves a stack (a crossing
+   * that the frame chain makes by itself): the two stacks' addresses are not comparable. */
+  if ((fp & 7) != 0 || (!st->switch_pending && st->prev_fp != 0 && fp <= st->prev_fp))
+    return sb_stop(st, SB_STOP_BAD_FP);
   sb_u64 saved_fp = 0, ret = 0;
   if (sb_read_u64(st, fp, &saved_fp) || sb_read_u64(st, fp + 8, &ret))
     return sb_stop(st, SB_STOP_READ_FAULT);

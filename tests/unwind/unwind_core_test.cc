@@ -253,6 +253,22 @@ TEST_F(UnwindCoreTest, SystemstackByFramePointersOnNewerGo) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
 }
 
+// Go 1.21+ as seen in real Go 1.27 cores: the g0 function's saved BP is the goroutine's frame
+// pointer itself, at a lower address than the g0 frames: the step that leaves g0 must not be
+// held to the "frame pointers move up" rule.
+TEST_F(UnwindCoreTest, NewerGoChainLeavesG0ForALowerAddress) {
+  info_.flags &= ~SB_PI_SYSTEMSTACK_SCHED;
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100, g0_fp2 = kG0StackHi - 0x80;
+  uint64_t f_fp = kGStackHi - 0x200;  // 0xc0..., far below the g0 stack at 0x7f...
+  Frame(g0_fp, g0_fp2, kAllocFn + 0x80);
+  Frame(g0_fp2, f_fp, kSystemstack + 0x30);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kAllocFn + 0x80, kSystemstack + 0x30, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
 // mcall with m.curg still set: continue from curg.sched.
 TEST_F(UnwindCoreTest, McallWithCurg) {
   SetCurrentG(kG0);
