@@ -48,9 +48,9 @@ Result<std::shared_ptr<sym::Binary>> ProcessTracker::LoadFile(const TrackedProce
 }
 
 Result<std::shared_ptr<const unwinder::GoBinaryFacts>> ProcessTracker::FactsFor(
-    const std::string& key, const sym::Binary& bin, const std::string& path) {
+    const std::string& key, const sym::Binary& bin, const std::string& path, const std::string& dwarf_file) {
   if (auto it = facts_.find(key); it != facts_.end()) return it->second;
-  auto f = unwinder::AnalyzeGoBinary(bin, path);
+  auto f = unwinder::AnalyzeGoBinary(bin, path, dwarf_file);
   if (!f.ok()) return f;
   facts_[key] = *f;
   return f;
@@ -89,7 +89,7 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
     return &procs_[pid];
   }
   std::string key = p.binary->build_id() + "|" + exe;
-  auto facts = FactsFor(key, *p.binary, exe);
+  auto facts = FactsFor(key, *p.binary, exe, proc + "/exe");
   if (!facts.ok()) return facts.take_error();
   p.facts = *facts;
 

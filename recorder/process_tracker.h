@@ -56,7 +56,8 @@ class ProcessTracker {
  private:
   Result<std::shared_ptr<const unwinder::GoBinaryFacts>> FactsFor(const std::string& key,
                                                                   const sym::Binary& bin,
-                                                                  const std::string& path);
+                                                                  const std::string& path,
+                                                                  const std::string& dwarf_file);
   sym::BinaryCache* cache_;
   unwinder::BpfSampler* sampler_;
   std::map<uint32_t, TrackedProcess> procs_;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "unwinder/dwarf_offsets.h"
 #include "unwinder/go_offsets_table.h"
 #include "unwinder/tls_slot.h"
 
@@ -119,7 +120,8 @@ void CollectSpDeltas(const sym::GoPclntab& go, GoBinaryFacts* f) {
 }  // namespace
 
 Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& bin,
-                                                             const std::string& path) {
+                                                             const std::string& path,
+                                                             const std::string& local_file) {
   const sym::GoPclntab* go = bin.go();
   if (go == nullptr) return MakeError(path + ": not a Go binary (no .gopclntab)");
   auto f = std::make_shared<GoBinaryFacts>();
@@ -143,10 +145,20 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   }
   if (f->go_version.empty()) f->missing.push_back("Go version (no build info)");
 
-  if (auto off = GoOffsetsForVersion(1, f->go_minor)) {
+  auto table = GoOffsetsForVersion(1, f->go_minor);
+  auto dwarf = GoOffsetsFromDwarf(local_file.empty() ? path : local_file);
+  if (dwarf.ok()) {
     f->has_offsets = true;
-    f->offsets = *off;
-    f->offsets_source = "version table (" + f->go_version + ")";
+    f->offsets = *dwarf;
+    f->offsets_source = "DWARF";
+    if (table && std::memcmp(&*table, &*dwarf, sizeof(sb_go_offsets)) != 0)
+      f->offsets_source += " (differs from the " + f->go_version + " version table)";
+    else if (table)
+      f->offsets_source += " (equal to the " + f->go_version + " version table)";
+  } else if (table) {
+    f->has_offsets = true;
+    f->offsets = *table;
+    f->offsets_source = "version table (" + f->go_version + "; DWARF: " + dwarf.error() + ")";
   } else {
     f->offsets_source = f->go_version.empty() ? "none: Go version unknown"
                                               : "none: no verified offsets for " + f->go_version;

@@ -48,9 +48,11 @@ struct GoBinaryFacts {
 };
 
 // Analyses a Go executable. Errors only when it is not a Go binary at all; missing facts are
-// listed in `missing` and the corresponding flags stay off.
+// listed in `missing` and the corresponding flags stay off. `path` names it in messages;
+// `local_file` is where its bytes can be opened here for DWARF (default: path).
 Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& bin,
-                                                             const std::string& path);
+                                                             const std::string& path,
+                                                             const std::string& local_file = "");
 
 // sb_proc_info for a process running `facts` with load bias `bias` (0 for non-PIE).
 // delta_first is the binary's first index in the BPF sp_deltas array.

@@ -112,7 +112,7 @@ Result<ReplayResult> Replay(const ReplayInput& in) {
   if (exe_local == in.files.end()) return MakeError("replay: no local copy of the executable " + in.executable);
   auto exe = sym::Binary::Load(exe_local->second);
   if (!exe.ok()) return exe.take_error();
-  auto facts = unwinder::AnalyzeGoBinary(**exe, in.executable);
+  auto facts = unwinder::AnalyzeGoBinary(**exe, in.executable, exe_local->second);
   if (!facts.ok()) return facts.take_error();
 
   // The executable's load bias: AT_ENTRY against the ELF entry point (0 for non-PIE).
