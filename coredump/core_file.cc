@@ -11,6 +11,7 @@
 //   NT_ARM_TLS       TPIDR_EL0 as the first u64, after its thread's NT_PRSTATUS.
 // Notes are 4-aligned (gdb writes the PT_NOTE with p_align 1, qemu with 0).
 #include "coredump/core_file.h"
+#include "base/hex.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -53,12 +54,6 @@ int16_t I16(std::string_view d, size_t off) {
   int16_t v = 0;
   if (off <= d.size() && d.size() - off >= 2) std::memcpy(&v, d.data() + off, 2);
   return v;
-}
-
-std::string Hex(uint64_t v) {
-  char buf[24];
-  snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 // True when [off, off+len) lies inside a file of `size` bytes.

@@ -1,6 +1,6 @@
 #include "recorder/stack_symbolizer.h"
+#include "base/hex.h"
 
-#include <cinttypes>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -9,12 +9,6 @@
 
 namespace sb::recorder {
 namespace {
-
-std::string Hex(uint64_t v) {
-  char buf[32];
-  snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-  return buf;
-}
 
 // Symbolizes pcs of one process, caching per (binary, address).
 class ProcessSymbolizer {

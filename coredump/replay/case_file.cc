@@ -1,6 +1,6 @@
 #include "coredump/replay/case_file.h"
+#include "base/hex.h"
 
-#include <cinttypes>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -50,12 +50,6 @@ bool GetU32(const json& j, const char* key, uint32_t* out, std::string* err) {
   }
   *out = static_cast<uint32_t>(it->get<uint64_t>());
   return true;
-}
-
-std::string Hex(uint64_t v) {
-  char b[32];
-  snprintf(b, sizeof(b), "0x%" PRIx64, v);
-  return b;
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "coredump/replay/case_runner.h"
+#include "base/hex.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -16,12 +16,6 @@
 namespace sb::coredump {
 namespace fs = std::filesystem;
 namespace {
-
-std::string Hex(uint64_t v) {
-  char b[32];
-  snprintf(b, sizeof(b), "0x%" PRIx64, v);
-  return b;
-}
 
 // FNV-1a 64: names blobs by content, so cases that share a binary share its blob.
 uint64_t Fnv1a(std::string_view data) {

@@ -1,7 +1,7 @@
 #include "coredump/replay/replay.h"
+#include "base/hex.h"
 
 #include <algorithm>
-#include <cinttypes>
 #include <cstdio>
 
 #include "coredump/core_file.h"
@@ -14,12 +14,6 @@ namespace {
 
 constexpr uint64_t kAtSysinfoEhdr = 33;
 constexpr uint64_t kAtEntry = 9;
-
-std::string Hex(uint64_t v) {
-  char b[32];
-  snprintf(b, sizeof(b), "0x%" PRIx64, v);
-  return b;
-}
 
 std::string Base(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
