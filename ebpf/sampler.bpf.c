@@ -10,6 +10,7 @@
 #include "unwind/bpf_env.bpf.h"
 #include "unwind/user_regs.bpf.h"
 #include "unwind/unwind_core.h"
+#include "unwind/fp_walk_baseline.h"
 #include "sampler.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -19,6 +20,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by userspace before load. */
 const volatile __u32 self_tgid = 0;
 const volatile __u8 track_all = 0; /* --all: report unknown processes to userspace */
+const volatile __u8 compare_fp_walk = 0; /* benchmark: also time a plain frame-pointer walk */
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -106,9 +108,23 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   struct sb_regs r = {};
   sb_read_user_regs(task, regs, &r);
 
+  /* With --compare-fp-walk, a plain frame-pointer walk of the same stack is timed too, before
+   * or after the unwind on alternate samples so neither always finds the stack in cache. */
+  int baseline_first = compare_fp_walk && (s->time_ns & 1);
+  if (baseline_first) {
+    __u64 b0 = bpf_ktime_get_ns();
+    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r.fp) + 1;
+    cnt->fp_walk_ns += bpf_ktime_get_ns() - b0;
+  }
   __u64 t0 = bpf_ktime_get_ns();
   sb_unwind(pi, s, cnt, 0, &r);
   cnt->unwind_ns += bpf_ktime_get_ns() - t0;
+  cnt->unwind_frames += s->nframes;
+  if (compare_fp_walk && !baseline_first) {
+    __u64 b0 = bpf_ktime_get_ns();
+    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r.fp) + 1;
+    cnt->fp_walk_ns += bpf_ktime_get_ns() - b0;
+  }
 
   __u32 n = s->nframes;
   if (n > SB_MAX_FRAMES) n = SB_MAX_FRAMES;

@@ -32,7 +32,12 @@ nlohmann::json StatsToJson(const RecordStats& s) {
   j["bpf"] = {{"run_cnt", s.bpf_run_count},
               {"run_time_ns", s.bpf_run_time_ns},
               {"unwound", s.unwound},
-              {"unwind_ns", s.unwind_ns}};
+              {"unwind_ns", s.unwind_ns},
+              {"unwind_frames", s.unwind_frames}};
+  if (s.fp_walk_ns > 0) {
+    j["bpf"]["fp_walk_ns"] = s.fp_walk_ns;
+    j["bpf"]["fp_walk_frames"] = s.fp_walk_frames;
+  }
   return j;
 }
 
@@ -62,6 +67,15 @@ std::string StatsSummary(const RecordStats& s) {
   if (s.unwound > 0)
     out += fmt::format("BPF unwind cost: {:.0f} ns per sample over {} samples\n",
                        static_cast<double>(s.unwind_ns) / static_cast<double>(s.unwound), s.unwound);
+  if (s.unwound > 0 && s.fp_walk_ns > 0) {
+    double n = static_cast<double>(s.unwound);
+    out += fmt::format(
+        "Plain frame-pointer walk of the same samples: {:.0f} ns per sample ({:.1f} frames vs {:.1f});"
+        " the unwinder costs {:.2f}x\n",
+        static_cast<double>(s.fp_walk_ns) / n, static_cast<double>(s.fp_walk_frames) / n,
+        static_cast<double>(s.unwind_frames) / n,
+        static_cast<double>(s.unwind_ns) / static_cast<double>(s.fp_walk_ns));
+  }
   if (s.bpf_run_count > 0 && s.bpf_run_time_ns > 0)
     out += fmt::format("BPF program (kernel.bpf_stats_enabled): {:.0f} ns per run over {} runs\n",
                        static_cast<double>(s.bpf_run_time_ns) / static_cast<double>(s.bpf_run_count),

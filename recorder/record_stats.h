@@ -41,6 +41,9 @@ struct RecordStats {
   uint64_t bpf_run_time_ns = 0;
   uint64_t unwound = 0;        // samples unwound in BPF (tracked processes)
   uint64_t unwind_ns = 0;      // BPF time spent in those unwinds
+  uint64_t unwind_frames = 0;  // frames they produced
+  uint64_t fp_walk_ns = 0;     // --compare-fp-walk: a plain frame-pointer walk of the same samples
+  uint64_t fp_walk_frames = 0;
 };
 
 nlohmann::json StatsToJson(const RecordStats& s);

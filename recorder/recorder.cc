@@ -41,6 +41,9 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.unknown_pid = c.unknown_pid;
   st.unwound = c.samples;
   st.unwind_ns = c.unwind_ns;
+  st.unwind_frames = c.unwind_frames;
+  st.fp_walk_ns = c.fp_walk_ns;
+  st.fp_walk_frames = c.fp_walk_frames;
   for (const auto& [key, n] : agg.stacks()) {
     st.stop_reasons[unwind::StopReasonName(key.stop_reason)] += n;
     if (key.stop_reason == SB_STOP_ROOT) st.ended_at_root += n;
@@ -88,6 +91,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   unwinder::SamplerOptions so;
   so.frequency_hz = opts.frequency_hz;
   so.track_all = opts.all;
+  so.compare_fp_walk = opts.compare_fp_walk;
   auto sampler = unwinder::BpfSampler::Open(so);
   if (!sampler.ok()) return sampler.take_error();
 

@@ -24,6 +24,7 @@ struct RecordOptions {
   bool all = false;             // every Go process, including those that start later
   double duration_s = 0;        // 0: until *stop becomes true
   int frequency_hz = 99;
+  bool compare_fp_walk = false;  // benchmark: time a plain frame-pointer walk too
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const LiveStatus&)> on_status;  // called about 4 times a second
   std::function<void()> on_started;  // sampling is attached (after every check passed)

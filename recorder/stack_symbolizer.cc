@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <string>
 #include <tuple>
 
 #include "ebpf/unwind/host_unwind.h"
@@ -10,13 +12,22 @@
 namespace sb::recorder {
 namespace {
 
+// Go's tracebacks keep a wrapper frame only when it called one of these (elideWrapperCalling).
+bool IsPanicFunction(const std::string& f) {
+  return f == "runtime.gopanic" || f == "runtime.sigpanic" || f == "runtime.panicwrap";
+}
+
 // Symbolizes pcs of one process, caching per (binary, address).
 class ProcessSymbolizer {
  public:
   ProcessSymbolizer(ProcessTracker& tracker, profile::ProfileBuilder& builder)
       : tracker_(tracker), builder_(builder) {}
 
-  uint32_t Location(TrackedProcess& p, uint64_t pc, bool exact) {
+  // The location of PC, or nothing when every function at PC is a compiler-generated wrapper
+  // that runtime/pprof would leave out: kept only when its callee (the inner frame, whose
+  // function CALLEE names) is a panic function. *OUTER is set to PC's outermost function.
+  std::optional<uint32_t> Location(TrackedProcess& p, uint64_t pc, bool exact, const std::string& callee,
+                                   std::string* outer) {
     const unwinder::MemoryMapping* m = unwinder::FindMapping(p.maps, pc);
     if (m == nullptr && tracker_.RefreshMaps(p.pid)) m = unwinder::FindMapping(p.maps, pc);
     profile::Location loc;
@@ -51,8 +62,17 @@ class ProcessSymbolizer {
       if (have_link) {
         // A return address points after the call: look up the call instruction itself.
         uint64_t lookup = exact ? link : link - 1;
-        for (const auto& f : bin->Symbolize(lookup))
-          loc.lines.push_back(profile::Line{f.function, f.file, f.line});
+        std::string inner = callee;
+        auto frames = bin->Symbolize(lookup);
+        for (const auto& f : frames) {
+          if (!f.wrapper || IsPanicFunction(inner))
+            loc.lines.push_back(profile::Line{f.function, f.file, f.line});
+          inner = f.function;
+        }
+        if (!frames.empty()) {
+          *outer = frames.back().function;
+          if (loc.lines.empty()) return std::nullopt;  // wrappers only
+        }
       }
     }
     if (loc.lines.empty()) {
@@ -109,9 +129,12 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
     TrackedProcess* p = tracker.Find(key.pid);
     if (p == nullptr) continue;
     profile::Sample s;
+    std::string callee;
     for (size_t i = 0; i < key.frames.size(); i++) {
       bool exact = (key.exact[(i >> 6) & 1] >> (i & 63)) & 1;
-      s.locations.push_back(sym.Location(*p, key.frames[i], exact));
+      std::string outer;
+      if (auto loc = sym.Location(*p, key.frames[i], exact, callee, &outer)) s.locations.push_back(*loc);
+      callee = outer;
     }
     if (key.stop_reason != SB_STOP_ROOT) {
       profile::Location stop;

@@ -204,6 +204,7 @@ struct GoPclntab::Impl {
     int32_t nameoff = 0;
     int32_t parent_pc = 0;
     int16_t parent = -1;  // pre-1.20 only
+    uint8_t func_id = 0;
     uint8_t pad_check = 0;  // bytes that must be zero
   };
   uint32_t InlEntrySize() const { return h.format == PclntabFormat::kGo120 ? 16 : 20; }
@@ -216,12 +217,14 @@ struct GoPclntab::Impl {
     InlEntry e;
     if (h.format == PclntabFormat::kGo120) {
       // {funcID u8, _ [3]u8, nameOff i32, parentPc i32, startLine i32}
+      e.func_id = *b.U8(0);
       e.pad_check = *b.U8(1) | *b.U8(2) | *b.U8(3);
       e.nameoff = static_cast<int32_t>(*b.U32(4));
       e.parent_pc = static_cast<int32_t>(*b.U32(8));
     } else {
       // {parent i16, funcID u8, _ u8, file i32, line i32, func_ i32, parentPc i32}
       e.parent = static_cast<int16_t>(*b.U16(0));
+      e.func_id = *b.U8(2);
       e.pad_check = *b.U8(3);
       e.nameoff = static_cast<int32_t>(*b.U32(12));
       e.parent_pc = static_cast<int32_t>(*b.U32(16));
@@ -422,6 +425,16 @@ Result<std::shared_ptr<GoPclntab>> GoPclntab::Parse(std::shared_ptr<const ElfFil
                        : impl->text;
   p->table_addr_ = impl->tab_vaddr;
   p->nfunc_ = h.nfunc;
+  // FuncIDWrapper is the last value of the runtime's funcID enum in every release (21 in 1.18
+  // to 1.21, 22 in 1.22 to 1.24, 23 from 1.25: the numbers shift, the position does not), and
+  // every Go binary has wrappers (eq/hash functions, method-value and go-statement wrappers),
+  // so the largest funcID in the table is the wrapper's. Below 20 it cannot be (too few
+  // special functions): then no function is treated as a wrapper.
+  uint8_t max_id = 0;
+  for (uint64_t i = 0; i < h.nfunc; i++) {
+    if (auto f = impl->Func(i)) max_id = std::max(max_id, f->funcid);
+  }
+  p->wrapper_id_ = max_id >= 20 ? max_id : 0;
   return p;
 }
 
@@ -474,7 +487,7 @@ std::vector<SourceFrame> GoPclntab::Symbolize(uint64_t pc) const {
       auto [file, line] = im.FileLine(*f, tracepc);
       std::string_view name = im.Name(e->nameoff);
       out.push_back(SourceFrame{std::string(name.empty() ? "?" : name), std::string(file), line,
-                                true});
+                                true, IsWrapperId(e->func_id)});
       uint64_t parent = f->entry + static_cast<uint32_t>(e->parent_pc);
       if (e->parent_pc < 0 || parent >= f->end) break;
       tracepc = parent;
@@ -482,10 +495,12 @@ std::vector<SourceFrame> GoPclntab::Symbolize(uint64_t pc) const {
   }
   auto [file, line] = im.FileLine(*f, tracepc);
   std::string_view name = im.Name(f->nameoff);
-  out.push_back(
-      SourceFrame{std::string(name.empty() ? "?" : name), std::string(file), line, false});
+  out.push_back(SourceFrame{std::string(name.empty() ? "?" : name), std::string(file), line,
+                            false, IsWrapperId(f->funcid)});
   return out;
 }
+
+bool GoPclntab::IsWrapperId(uint8_t func_id) const { return func_id == wrapper_id_ && wrapper_id_ != 0; }
 
 std::optional<int32_t> GoPclntab::SpDelta(uint64_t pc) const {
   auto f = impl_->FindRaw(pc);

@@ -36,6 +36,9 @@ struct SourceFrame {
   std::string file;
   int64_t line = 0;
   bool inlined = false;  // true for frames expanded from the inline tree
+  // A compiler-generated wrapper (go-statement and method-value wrappers, eq/hash functions):
+  // Go's tracebacks, and so runtime/pprof, leave these out unless they called a panic.
+  bool wrapper = false;
 };
 
 struct SpDeltaRun {
@@ -70,6 +73,9 @@ class GoPclntab {
   // Whole pcsp table of a function as runs (pc ascending; each run lasts until the next).
   Result<std::vector<SpDeltaRun>> SpDeltaRuns(const GoFunc& f) const;
 
+  // True for the funcID of compiler-generated wrappers (FuncIDWrapper; see SourceFrame).
+  bool IsWrapperId(uint8_t func_id) const;
+
   // pclntab-reported file/line for pc without inline expansion (the physical function).
   std::optional<SourceFrame> FileLine(uint64_t pc) const;
 
@@ -84,6 +90,7 @@ class GoPclntab {
   uint64_t text_start_ = 0;
   uint64_t table_addr_ = 0;
   size_t nfunc_ = 0;
+  uint8_t wrapper_id_ = 0;  // 0: none known
 };
 
 }  // namespace sb::sym

@@ -20,6 +20,8 @@ namespace sb::unwinder {
 struct SamplerOptions {
   int frequency_hz = 99;
   bool track_all = false;  // report samples of unknown processes (for --all)
+  // Benchmark: also time a plain frame-pointer walk of every sample (sb_counters.fp_walk_*).
+  bool compare_fp_walk = false;
 };
 
 struct BpfProgramStats {

@@ -41,6 +41,7 @@ struct sb_unwind_state {
   sb_u8 switch_pending;  /* the next frame-pointer step leaves this stack */
   sb_u8 lr_valid;        /* lr still holds the current frame's return address (leaf, arm64) */
   sb_u8 injected_call;   /* the current frame was entered by a signal handler's injected call */
+  sb_u8 sp_walk;         /* amd64: walk Go frames by SP and pcsp only, frame pointers are stale */
   sb_u8 arm64;
   const struct sb_proc_info *pi;
   struct sb_sample *out;
@@ -150,6 +151,7 @@ SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb
   st->frame_exact = 0;
   st->lr_valid = 0;
   st->on_g0 = 0;
+  st->sp_walk = 0;
 }
 
 /* Reads a goroutine's saved scheduling state and checks it can be trusted. */
@@ -275,11 +277,14 @@ SB_INLINE int sb_morestack_caller(struct sb_unwind_state *st, sb_u64 gp, sb_u64 
 /* runtime.morestack on g0 (newstack and what it calls): the goroutine was stopped in f's
  * prologue. curg.sched.pc is in f, *(curg.sched.sp) is f's return address, and
  * curg.sched.bp is f's caller's frame pointer (f had not pushed one yet).
- * While the stack is being copied (copystack) the frame records are being rewritten: some
- * point into the new stack, some still into the old one. The old stack is freed only after
- * every pointer was adjusted, so sched.pc and *(sched.sp) are right at every moment: emit f
- * and its caller (so the user's function is in the sample), then stop with `copystack`
- * rather than walk a half-adjusted chain. */
+ * While the stack is being copied (status copystack) the saved frame pointers are being
+ * rewritten: some point into the new stack, some still into the old one. Return addresses
+ * and frame sizes never change, though, and sched.sp always names a whole copy (the old stack
+ * until copystack swaps gp.stack and sched.sp, the fully copied new one after; the old one is
+ * freed only after that). So the goroutine is walked by SP and pcsp alone, as Go's own
+ * traceback does: on arm64 that is how Go frames are always walked, on amd64 sp_walk turns
+ * it on for this stack. Only when sched.sp is outside g.stack (the instant between the two
+ * stores of the swap) does the walk stop with `copystack`, after f and its caller. */
 SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   sb_count(st, SB_CROSS_MORESTACK, SB_CNT_ATTEMPTS);
   const struct sb_go_offsets *o = &st->pi->off;
@@ -288,23 +293,25 @@ SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   sb_u32 status = 0;
   if (sb_read(st->env, &status, sizeof(status), gp + o->g_atomicstatus))
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
-  sb_u64 sp = 0, pc = 0, bp = 0;
-  if (status == SB_GO_STATUS_COPYSTACK) {
-    sb_u64 caller = 0;
-    if (sb_read_sched(st, gp, &sp, &pc, &bp) == 0 && sp != 0 && pc != 0 &&
-        sb_morestack_caller(st, gp, sp, &caller) == 0 && caller != 0) {
-      sb_emit(st, pc, 0);
-      sb_emit(st, caller, 0);
-    }
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_COPYSTACK);
-  }
-  if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0 || !sb_sp_in_stack(st, gp, sp))
+  int copying = status == SB_GO_STATUS_COPYSTACK;
+  sb_u64 sp = 0, pc = 0, bp = 0, ret = 0;
+  if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0)
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
-  sb_u64 ret = 0;
+  int in_stack = sb_sp_in_stack(st, gp, sp);
+  if (!in_stack && !copying) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
   if (sb_morestack_caller(st, gp, sp, &ret))
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
+  if (!in_stack) {
+    sb_emit(st, pc, 0);
+    if (ret != 0) sb_emit(st, ret, 0);
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_COPYSTACK);
+  }
   sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
   sb_switch_to(st, ret, st->arm64 ? sp : sp + 8, bp); /* amd64: past the pushed return address */
+  if (copying && !st->arm64) {
+    st->sp_walk = 1;
+    st->exact_sp = 1; /* f's caller's SP: just above f's return address */
+  }
   sb_crossed(st, SB_CROSS_MORESTACK);
   return 0;
 }
@@ -386,6 +393,14 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
     sb_u64 slot = st->sp + (sb_u64)delta;
     sb_u64 ret = 0, caller_fp = st->fp;
     if (sb_read_u64(st, slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
+    if (st->sp_walk) {
+      /* Frame pointers on this stack are not trusted: the caller's SP is exact too. */
+      if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+      st->pc = ret;
+      st->sp = slot + 8;
+      st->frame_exact = 0;
+      return 0;
+    }
     int frame_set_up = st->fp == slot - 8;
     if (frame_set_up && sb_read_u64(st, st->fp, &caller_fp)) return sb_stop(st, SB_STOP_READ_FAULT);
     if (!frame_set_up) {

@@ -166,6 +166,9 @@ struct sb_counters {
   sb_u64 lost;            /* ring buffer full */
   sb_u64 unknown_pid;     /* samples of processes not (yet) tracked */
   sb_u64 unwind_ns;       /* time spent unwinding tracked samples (BPF: bpf_ktime_get_ns) */
+  sb_u64 unwind_frames;   /* frames those unwinds produced */
+  sb_u64 fp_walk_ns;      /* --compare-fp-walk: time of a plain frame-pointer walk of the same */
+  sb_u64 fp_walk_frames;  /*   samples, and the frames it found */
   sb_u64 stop[SB_STOP_MAX];
   sb_u64 crossing[SB_CROSS_MAX][3];
 };

@@ -342,6 +342,31 @@ TEST_F(GoPclntabTest, RuntimeFlags) {
   EXPECT_EQ(m->flag, 0);
 }
 
+// FuncIDWrapper marks compiler-generated code that Go's tracebacks, and so runtime/pprof, leave
+// out: go-statement and method-value wrappers, and runtime.deferreturn, which the toolchain
+// marks so in every release (cmd/internal/objabi/funcid.go). Its number shifts between
+// releases; Symbolize marks such frames. Ordinary and special functions are never marked.
+TEST_F(GoPclntabTest, WrappersAreMarked) {
+  for (const std::string& bin : {progs().plain, progs().stripped}) {
+    SCOPED_TRACE(bin);
+    auto tab = ParseOrDie(bin);
+    ASSERT_NE(tab, nullptr);
+    for (const char* name : {"runtime.deferreturn", "runtime.gcenable.func1"}) {
+      auto f = tab->FindFuncByName(name);
+      ASSERT_TRUE(f.has_value()) << name;
+      EXPECT_TRUE(tab->IsWrapperId(f->func_id)) << name;
+      EXPECT_TRUE(tab->Symbolize(f->entry).back().wrapper) << name;
+    }
+    for (const char* name : {"main.main", "runtime.mcall", "runtime.goexit", "runtime.systemstack",
+                             "runtime.systemstack_switch"}) {
+      auto f = tab->FindFuncByName(name);
+      ASSERT_TRUE(f.has_value()) << name;
+      EXPECT_FALSE(tab->IsWrapperId(f->func_id)) << name;
+      EXPECT_FALSE(tab->Symbolize(f->entry).back().wrapper) << name;
+    }
+  }
+}
+
 TEST_F(GoPclntabTest, NonGoAndCorruptTables) {
   auto elf = ElfFile::Open("/bin/true");
   ASSERT_TRUE(elf.ok());

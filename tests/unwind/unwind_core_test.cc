@@ -338,10 +338,34 @@ TEST_F(UnwindCoreTest, MorestackEmitsTheGrowingFunctionAndItsCaller) {
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMainF + 0x0d,
                                               kMainF + 0xb0, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// While newstack copies the stack (_Gcopystack) the saved frame pointers are half adjusted:
+// here sched.bp and the caller's record point at garbage. The goroutine is walked by SP and
+// pcsp instead (main.f's frame is 0x28 at +0xb0), up to goexit.
+TEST_F(UnwindCoreTest, MorestackDuringCopystackWalksBySp) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  Frame(g0_fp, 0, kMorestack + 0x30);
+  uint64_t sched_sp = kGStackHi - 0x300;
+  mem_.Put64(kG + 56 + 0, sched_sp);
+  mem_.Put64(kG + 56 + 8, kMainF + 0x0d);
+  mem_.Put64(kG + 56 + 48, 0xdead0000);    // stale: points at a freed stack
+  mem_.Put64(sched_sp, kMainF + 0xb0);     // f's return address into its caller, main.f
+  mem_.Put64(sched_sp + 8 + 0x28, kGoexit + 1);  // main.f's return address at SP + 0x28
+  mem_.Put64(sched_sp + 8 + 0x20, 0xdead0100);   // and its stale saved BP
   mem_.Put32(kG + 144, 8 /* _Gcopystack */);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMainF + 0x0d,
+                                              kMainF + 0xb0, kGoexit + 1}));
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MORESTACK][SB_CNT_CROSSED], 1u);
+
+  // The instant between the two stores of the stack swap: sched.sp is outside g.stack. Keep
+  // the growing function and its caller, and say why the stack ends there.
+  mem_.Put64(kG + 0, sched_sp + 0x10);
   auto r2 = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(r2.sample.stop_reason, SB_STOP_COPYSTACK);
-  // The growing function and its caller are kept; the half-adjusted chain is not walked.
   EXPECT_EQ(Frames(r2), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMainF + 0x0d,
                                                kMainF + 0xb0}));
 }

@@ -34,6 +34,7 @@ struct RecordArgs {
   std::string stats;
   bool quiet = false;
   size_t top = 15;
+  bool compare_fp_walk = false;
 };
 
 int Fail(const std::string& msg) {
@@ -57,6 +58,7 @@ int RunRecord(const RecordArgs& a) {
   opts.all = a.all;
   opts.duration_s = a.duration;
   opts.frequency_hz = a.frequency;
+  opts.compare_fp_walk = a.compare_fp_walk;
   opts.stop = &g_stop;
   bool tty = isatty(STDERR_FILENO) && !a.quiet;
   if (tty) {
@@ -128,6 +130,9 @@ void AddRecordCommand(CLI::App& app, Runner* run) {
   cmd->add_option("--stats", args->stats, "also write the recording's statistics as JSON");
   cmd->add_option("--top", args->top, "functions to list in the summary (0: none)");
   cmd->add_flag("--quiet,-q", args->quiet, "no status line and no summary");
+  cmd->add_flag("--compare-fp-walk", args->compare_fp_walk,
+                "benchmark: also time a plain frame-pointer walk of every sample in BPF and report\n"
+                "its cost next to the unwinder's (in the summary and --stats)");
   cmd->callback([args, run] {
     *run = [args] {
       if (args->pids.empty() && !args->all) return Fail("give --pid PID (repeatable) or --all");

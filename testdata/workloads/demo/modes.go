@@ -110,16 +110,22 @@ func runGosched(workers int, wg *sync.WaitGroup) {
 
 // ---- recurse: fresh goroutines growing their stack: morestack -> newstack -> copystack ----
 
-const recurseDepth = 2000
+// recurseDepth frames of recursePad words each: about 960 KiB, so a fresh goroutine (8 KiB
+// stack) doubles its stack 7 times, while the whole stack stays well under the 64 frames
+// runtime/pprof keeps and the 128 frames switchback keeps (deep stacks are mode depth's job).
+const (
+	recurseDepth = 48
+	recursePad   = 2560
+)
 
 //go:noinline
 func recurse(n int) int {
-	var pad [64]int // a sizable frame: 2000 frames need ~1.2 MiB, many stack doublings
-	pad[n%64] = n
+	var pad [recursePad]int // a 20 KiB frame: the large-frame stack check, and fast growth
+	pad[n%recursePad] = n
 	if n == 0 {
 		return pad[0]
 	}
-	return recurse(n-1) + pad[(n+1)%64]
+	return recurse(n-1) + pad[(n+1)%recursePad]
 }
 
 //go:noinline

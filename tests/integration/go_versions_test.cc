@@ -1,0 +1,246 @@
+// Live recordings of the demo workloads built with every Go release the project supports: Go
+// 1.19 (Debian's golang-go) and 1.21 to 1.27 (tools/fetch-go.sh, Debian packages in a cache).
+// For each toolchain, on this amd64 host:
+//   - every crossing's counter shows it was taken (demo: leaf, systemstack, mcall, morestack,
+//     vdso; democgo: asmcgocall);
+//   - at least 99% of the samples end at a root (no stop reason accepted here);
+//   - the stacks agree with runtime/pprof of the same run: the frequent stacks of each
+//     profiler are found, exactly, in the other's (see MatchesOracle for the two documented
+//     differences), and main.* inclusive shares agree within kShareTolerancePoints.
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/common/shell_util.h"
+#include "tests/integration/record_harness.h"
+
+#ifndef SB_SOURCE_DIR
+#error "SB_SOURCE_DIR must name the source tree"
+#endif
+#ifndef SB_VERSIONS_BUILD_DIR
+#error "SB_VERSIONS_BUILD_DIR must name where per-version workloads are built"
+#endif
+
+namespace {
+
+using namespace sbtest;  // NOLINT: the harness is this file's vocabulary
+
+constexpr double kMinRootShare = 0.99;
+// A stack is "frequent" at this share of its profile's samples. Why 1%: each profile has
+// 1,000+ samples, so a stack that frequent in one is absent from the other by chance with a
+// probability under 1e-4.
+constexpr double kFrequentStack = 0.01;
+// Inclusive shares of main.*, in points (see record_test.cc for why 10).
+constexpr double kShareTolerancePoints = 10.0;
+
+const std::set<std::string> kVdsoCallers = {"time.now", "runtime.nanotime1", "runtime.walltime",
+                                            "runtime.walltime1", "runtime.vgetrandom1"};
+
+// The Go toolchain of version "1.N": Debian's for 1.19, else the fetch-go.sh cache.
+std::string GoFor(const std::string& version, std::string* why) {
+  if (version == "1.19") return kGo;
+  auto r = sb::test::RunCommand(sb::test::Quote(SB_SOURCE_DIR "/tools/fetch-go.sh") + " " + version,
+                                /*merge_stderr=*/false);
+  std::istringstream lines(r.out);
+  std::string v, root;
+  if (r.status == 0 && lines >> v >> root && v == version) return root + "/bin/go";
+  *why = "tools/fetch-go.sh " + version + " failed (it needs the Debian mirror): " + r.out;
+  return "";
+}
+
+// Builds testdata/workloads/NAME with GO into SB_VERSIONS_BUILD_DIR/VERSION/NAME.
+std::string BuildWorkload(const std::string& go, const std::string& version, const std::string& name,
+                          bool cgo, std::string* why) {
+  std::string out = std::string(SB_VERSIONS_BUILD_DIR) + "/go" + version + "/" + name;
+  std::string src = std::string(SB_SOURCE_DIR) + "/testdata/workloads/" + name;
+  auto r = sb::test::RunCommand("cd " + sb::test::Quote(src) + " && env GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=" +
+                                (cgo ? "1" : "0") + " " + sb::test::Quote(go) + " build -o " +
+                                sb::test::Quote(out) + " .");
+  if (r.status != 0) {
+    *why = "go" + version + " build " + name + ": " + r.out;
+    return "";
+  }
+  return out;
+}
+
+// Root-first function names of a sample, normalized for comparison with runtime/pprof:
+//   - without runtime.goexit (runtime/pprof omits it);
+//   - without vDSO frames, or the runtime functions that call the vDSO, at the leaf:
+//     runtime/pprof starts at m.vdsoPC (the return address into their caller) as soon as
+//     m.vdsoSP is set, even while the thread still runs in time.now or nanotime1; we show
+//     where the thread really was;
+//   - without runtime.morestack (Go's traceback replaces that g0 frame by the goroutine's
+//     frame when it crosses; we show both);
+//   - without runtime.asyncPreempt at the leaf: runtime/pprof puts many samples there because
+//     a SIGPROF that is pending while the preemption signal's handler runs is delivered right
+//     after it, at the injected call's first instruction (perf-event samples have no such
+//     bias).
+std::vector<std::string> Normalized(const ProfileData& p, const Sample& s) {
+  std::vector<std::string> leaf_first = LeafFirst(p, s);
+  size_t skip = 0;
+  while (skip < leaf_first.size() &&
+         (StartsWith(leaf_first[skip], "__vdso") || StartsWith(leaf_first[skip], "[vdso]") ||
+          kVdsoCallers.count(leaf_first[skip]) || leaf_first[skip] == "runtime.asyncPreempt"))
+    ++skip;
+  std::vector<std::string> out;
+  for (auto it = leaf_first.rbegin(); it != leaf_first.rend() - static_cast<long>(skip); ++it) {
+    if (*it != "runtime.morestack") out.push_back(*it);
+  }
+  if (!out.empty() && out.front() == "runtime.goexit") out.erase(out.begin());
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& f : v) s += (s.empty() ? "" : ";") + f;
+  return s;
+}
+
+// runtime/pprof's stack THEIRS and ours OURS (both normalized) are the same stack when they are
+// equal, or when runtime/pprof's starts at runtime.mcall (its traceback does not cross mcall:
+// it shows the g0 side only) and ours is that g0 side under the goroutine we crossed into.
+bool MatchesOracle(const std::vector<std::string>& theirs, const std::vector<std::string>& ours) {
+  if (theirs == ours) return true;
+  if (theirs.empty() || theirs.front() != "runtime.mcall" || ours.size() <= theirs.size()) return false;
+  return std::equal(theirs.rbegin(), theirs.rend(), ours.rbegin());
+}
+
+// Stacks of P (normalized) that run the workload's own code (a main.* frame), with their share
+// of all samples. The runtime's own stacks (GC workers, the scheduler on g0, signal handlers)
+// are left out: runtime/pprof cannot see most of them (it stops at mcall, and records
+// runtime._System / _ExternalCode / _GC / _VDSO pseudo-frames or a lone time.now where its
+// traceback gives up).
+std::map<std::vector<std::string>, double> StackShares(const ProfileData& p) {
+  std::map<std::vector<std::string>, int64_t> counts;
+  int64_t total = 0;
+  for (const auto& s : p.samples) {
+    total += s.count;
+    auto st = Normalized(p, s);
+    bool user = std::any_of(st.begin(), st.end(), [](const std::string& f) { return StartsWith(f, "main."); });
+    if (user) counts[st] += s.count;
+  }
+  std::map<std::vector<std::string>, double> shares;
+  for (const auto& [st, n] : counts) shares[st] = static_cast<double>(n) / total;
+  return shares;
+}
+
+class GoVersionsTest : public testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!BpfAvailable(&why)) GTEST_SKIP() << "switchback record needs BPF (root and BTF): " << why;
+    go_ = GoFor(GetParam(), &why);
+    ASSERT_FALSE(go_.empty()) << why;
+  }
+
+  // Crossing CROSSING's "crossed" counter in the recording's stats.
+  static int64_t Crossed(const Recording& r, const std::string& crossing) {
+    if (!r.stats.contains("crossings")) return -1;
+    return r.stats["crossings"].value(crossing, nlohmann::json::object()).value("crossed", int64_t{0});
+  }
+
+  static void ExpectRootShare(const Recording& r) {
+    std::vector<std::string> examples;
+    EndReport ends = CheckEnds(*r.ours, /*expected_stops=*/{}, &examples);
+    ASSERT_GT(ends.total, 0);
+    std::string ex;
+    for (const auto& e : examples) ex += "\n  " + e;
+    EXPECT_GE(static_cast<double>(ends.ok) / ends.total, kMinRootShare)
+        << ends.Summary() << "\nexamples of stacks that do not end at a root:" << ex;
+    std::cout << "[ info     ] go" << GetParam() << ": " << ends.Summary() << "\n";
+  }
+
+  std::string go_;
+};
+
+TEST_P(GoVersionsTest, DemoCrossesEverySwitchAndAgreesWithRuntimePprof) {
+  std::string why;
+  std::string demo = BuildWorkload(go_, GetParam(), "demo", /*cgo=*/false, &why);
+  ASSERT_FALSE(demo.empty()) << why;
+  RecordOptions o;
+  o.workload = demo;
+  o.workload_args = {"-mode=all", "-duration=0"};
+  o.stop_workload_after = true;
+  Recording r;
+  ASSERT_NO_FATAL_FAILURE(Record(o, &r));
+
+  for (const char* c : {"leaf", "systemstack", "mcall", "morestack", "vdso"}) {
+    EXPECT_GT(Crossed(r, c), 0) << c << " never crossed with go" << GetParam() << ": "
+                                << r.stats.value("crossings", nlohmann::json::object()).dump();
+  }
+  ExpectRootShare(r);
+  ExpectLeafCallers(*r.ours);
+
+  // Frequent stacks of each profiler are found in the other's.
+  auto ours = StackShares(*r.ours);
+  auto theirs = StackShares(*r.oracle);
+  auto found_in = [](const std::vector<std::string>& st, const auto& other, bool st_is_theirs) {
+    for (const auto& [o, share] : other) {
+      if (st_is_theirs ? MatchesOracle(st, o) : MatchesOracle(o, st)) return true;
+    }
+    return false;
+  };
+  int frequent_theirs = 0, frequent_ours = 0;
+  for (const auto& [st, share] : theirs) {
+    if (share < kFrequentStack) continue;
+    ++frequent_theirs;
+    EXPECT_TRUE(found_in(st, ours, true))
+        << "runtime/pprof stack (" << 100 * share << "%) missing from switchback's profile:\n  " << Join(st);
+  }
+  for (const auto& [st, share] : ours) {
+    if (share < kFrequentStack) continue;
+    ++frequent_ours;
+    EXPECT_TRUE(found_in(st, theirs, false))
+        << "switchback stack (" << 100 * share << "%) missing from runtime/pprof's profile:\n  " << Join(st);
+  }
+  EXPECT_GE(frequent_theirs, 5) << "too few frequent stacks in runtime/pprof to compare";
+  std::cout << "[ info     ] go" << GetParam() << ": frequent stacks compared: runtime/pprof "
+            << frequent_theirs << ", switchback " << frequent_ours << "\n";
+
+  ExpectSharesAgree(*r.ours, *r.oracle, kShareTolerancePoints);
+}
+
+TEST_P(GoVersionsTest, CgoCrossesAsmcgocall) {
+  std::string why;
+  std::string democgo = BuildWorkload(go_, GetParam(), "democgo", /*cgo=*/true, &why);
+  ASSERT_FALSE(democgo.empty()) << why;
+  RecordOptions o;
+  o.workload = democgo;
+  o.workload_args = {"-duration=0"};
+  o.stop_workload_after = true;
+  o.oracle = false;
+  o.duration_s = 5;
+  Recording r;
+  ASSERT_NO_FATAL_FAILURE(Record(o, &r));
+  EXPECT_GT(Crossed(r, "asmcgocall"), 0) << r.stats.value("crossings", nlohmann::json::object()).dump();
+  ExpectRootShare(r);
+  // C frames reach the goroutine that called them.
+  int64_t c_samples = 0, c_reaching_go = 0;
+  for (const auto& s : r.ours->samples) {
+    auto f = LeafFirst(*r.ours, s);
+    if (f.empty() || !StartsWith(f[0], "c_spin")) continue;
+    c_samples += s.count;
+    if (std::find(f.begin(), f.end(), "main.cgoCaller") != f.end()) c_reaching_go += s.count;
+  }
+  EXPECT_GT(c_samples, 0) << "no samples in C";
+  EXPECT_GE(c_reaching_go, c_samples * 99 / 100) << c_reaching_go << " of " << c_samples
+                                                  << " C samples reach main.cgoCaller";
+}
+
+INSTANTIATE_TEST_SUITE_P(Go, GoVersionsTest,
+                         testing::Values("1.19", "1.21", "1.22", "1.23", "1.24", "1.25", "1.26", "1.27"),
+                         [](const testing::TestParamInfo<std::string>& p) {
+                           std::string n = "go" + p.param;
+                           std::replace(n.begin(), n.end(), '.', '_');
+                           return n;
+                         });
+
+}  // namespace

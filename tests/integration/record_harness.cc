@@ -1,0 +1,497 @@
+// Shared harness of the `switchback record` integration tests (see record_harness.h).
+#include "tests/integration/record_harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "base/file_util.h"
+#include "profile/pprof_reader.h"
+
+#ifndef SB_SWITCHBACK_BIN
+#error "SB_SWITCHBACK_BIN must name the switchback binary"
+#endif
+#ifndef SB_WORKLOAD_DIR
+#error "SB_WORKLOAD_DIR must name the directory of the built workloads"
+#endif
+#ifndef SB_GO_EXECUTABLE
+#define SB_GO_EXECUTABLE "go"
+#endif
+#ifndef SB_TEST_OUT_DIR
+#define SB_TEST_OUT_DIR "/tmp/switchback-record-test"
+#endif
+
+extern char** environ;
+
+namespace sbtest {
+
+const std::string kSwitchback = SB_SWITCHBACK_BIN;
+const std::string kWorkloadDir = SB_WORKLOAD_DIR;
+const std::string kGo = SB_GO_EXECUTABLE;
+
+const std::set<std::string> kRootFunctions = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+                                              "runtime.sigtramp"};
+// sigtramp is not here: the signal crossing continues into the interrupted context.
+const std::set<std::string> kHardRoots = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go"};
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+bool RunResult::exited_ok() const {
+  return !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string Describe(const RunResult& r) {
+  std::ostringstream s;
+  if (r.timed_out) {
+    s << "timed out";
+  } else if (WIFEXITED(r.status)) {
+    s << "exit " << WEXITSTATUS(r.status);
+  } else if (WIFSIGNALED(r.status)) {
+    s << "killed by signal " << WTERMSIG(r.status);
+  }
+  s << " after " << r.seconds << " s";
+  std::string err = r.err.size() > 4000 ? "..." + r.err.substr(r.err.size() - 4000) : r.err;
+  if (!err.empty()) s << "; stderr:\n" << err;
+  return s.str();
+}
+
+Child::Child(std::vector<std::string> argv, fs::path out, fs::path err, std::vector<std::string> env)
+    : argv_(std::move(argv)), env_(std::move(env)), out_(std::move(out)), err_(std::move(err)) {
+  // Everything the child needs is prepared before fork: it only calls async-signal-safe
+  // functions before exec.
+  std::vector<char*> args;
+  for (auto& a : argv_) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  for (auto& e : env_) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  start_ = Clock::now();
+  pid_ = fork();
+  if (pid_ == 0) {
+    int o = open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o >= 0) dup2(o, 1);
+    if (e >= 0) dup2(e, 2);
+    execve(args[0], args.data(), envp.data());
+    fprintf(stderr, "exec %s: %s\n", args[0], strerror(errno));
+    _exit(127);
+  }
+}
+
+Child::~Child() {
+  if (pid_ > 0 && !reaped_) {
+    kill(pid_, SIGKILL);
+    int st;
+    waitpid(pid_, &st, 0);
+  }
+}
+
+bool Child::running() {
+  if (reaped_) return false;
+  int st;
+  pid_t r = waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    reaped_ = true;
+    status_ = st;
+    end_ = Clock::now();
+    return false;
+  }
+  return true;
+}
+
+void Child::Signal(int sig) {
+  if (!reaped_) kill(pid_, sig);
+}
+
+RunResult Child::Wait(milliseconds timeout) {
+  RunResult r;
+  auto deadline = Clock::now() + timeout;
+  while (running()) {
+    if (Clock::now() > deadline) {
+      r.timed_out = true;
+      kill(pid_, SIGKILL);
+      int st;
+      waitpid(pid_, &st, 0);
+      reaped_ = true;
+      status_ = st;
+      end_ = Clock::now();
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  r.status = status_;
+  r.seconds = std::chrono::duration<double>(end_ - start_).count();
+  auto out = sb::ReadFile(out_.string());
+  auto err = sb::ReadFile(err_.string());
+  if (out.ok()) r.out = *out;
+  if (err.ok()) r.err = *err;
+  return r;
+}
+
+RunResult RunCommand(const std::vector<std::string>& argv, const fs::path& dir, const std::string& name,
+                     milliseconds timeout, const std::vector<std::string>& env) {
+  Child c(argv, dir / (name + ".stdout"), dir / (name + ".stderr"), env);
+  return c.Wait(timeout);
+}
+
+// True once process PID has at least one perf_event fd open (the sampler is attached).
+bool WaitAttached(pid_t pid, milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+      std::error_code ec2;
+      auto target = fs::read_symlink(e.path(), ec2);
+      if (!ec2 && target.string().find("perf_event") != std::string::npos) return true;
+    }
+    if (ec) return false;  // the process is gone
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return false;
+}
+
+bool BpfAvailable(std::string* why) {
+  if (geteuid() != 0) {
+    *why = "not root";
+    return false;
+  }
+  if (!fs::exists("/sys/kernel/btf/vmlinux")) {
+    *why = "no /sys/kernel/btf/vmlinux";
+    return false;
+  }
+  return true;
+}
+
+fs::path TestDir() {
+  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+  fs::path dir = fs::path(SB_TEST_OUT_DIR) / (std::string(info->test_suite_name()) + "." + info->name());
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Profiles
+
+std::optional<ProfileData> LoadPprof(const fs::path& path, std::string* error) {
+  auto bytes = sb::ReadFile(path.string());
+  if (!bytes.ok()) {
+    *error = bytes.error();
+    return std::nullopt;
+  }
+  auto p = sb::profile::ReadPprofGz(*bytes);
+  if (!p.ok()) {
+    *error = path.string() + ": " + p.error();
+    return std::nullopt;
+  }
+  return std::move(*p);
+}
+
+// Function names of S, leaf first, inline frames expanded (innermost first).
+std::vector<std::string> LeafFirst(const ProfileData& p, const Sample& s) {
+  std::vector<std::string> out;
+  for (uint32_t li : s.locations) {
+    if (li >= p.locations.size()) {
+      out.push_back("[bad location]");
+      continue;
+    }
+    const auto& loc = p.locations[li];
+    if (loc.lines.empty()) {
+      char buf[32];
+      snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(loc.address));
+      out.push_back(buf);
+      continue;
+    }
+    for (const auto& line : loc.lines) out.push_back(line.function);
+  }
+  return out;
+}
+
+int64_t TotalCount(const ProfileData& p) {
+  int64_t n = 0;
+  for (const auto& s : p.samples) n += s.count;
+  return n;
+}
+
+// Function -> share of samples (by count) whose stack contains it at least once.
+std::map<std::string, double> InclusiveShares(const ProfileData& p) {
+  std::map<std::string, int64_t> counts;
+  int64_t total = 0;
+  for (const auto& s : p.samples) {
+    auto frames = LeafFirst(p, s);
+    std::set<std::string> uniq(frames.begin(), frames.end());
+    for (const auto& f : uniq) counts[f] += s.count;
+    total += s.count;
+  }
+  std::map<std::string, double> shares;
+  for (const auto& [f, n] : counts) shares[f] = total ? static_cast<double>(n) / total : 0;
+  return shares;
+}
+
+bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// How a stack ends, as a key: "root" / "stopped:REASON" / "bad:..." (the latter explain why).
+std::string EndOf(const std::vector<std::string>& frames) {
+  if (frames.empty()) return "bad:empty stack";
+  for (size_t i = 0; i + 1 < frames.size(); ++i) {
+    if (kHardRoots.count(frames[i])) return "bad:frames past " + frames[i];
+    if (StartsWith(frames[i], "[stopped:")) return "bad:stop pseudo-frame not at the root end";
+  }
+  const std::string& last = frames.back();
+  if (kRootFunctions.count(last)) return "root";
+  if (StartsWith(last, "[stopped:")) {
+    std::string reason = last.substr(9);
+    while (!reason.empty() && (reason.front() == ' ')) reason.erase(0, 1);
+    if (!reason.empty() && reason.back() == ']') reason.pop_back();
+    if (reason == "max_frames") {
+      // Only legitimate in the demo's mode depth, which recurses past SB_MAX_FRAMES on purpose.
+      size_t deep = std::count_if(frames.begin(), frames.end(),
+                                  [](const std::string& f) { return f == "main.depthRecurse"; });
+      if (deep < 64) return "stopped:max_frames (not in a deep recursion)";
+    }
+    return "stopped:" + reason;
+  }
+  return "bad:ends at " + last;
+}
+
+std::string EndReport::Summary() const {
+  std::ostringstream s;
+  s << "ends of " << total << " samples:";
+  std::vector<std::pair<int64_t, std::string>> v;
+  for (const auto& [k, n] : by_end) v.push_back({n, k});
+  std::sort(v.rbegin(), v.rend());
+  for (const auto& [n, k] : v) s << "\n  " << n << "  " << k;
+  return s.str();
+}
+
+EndReport CheckEnds(const ProfileData& p, const std::set<std::string>& expected_stops,
+                    std::vector<std::string>* bad_examples) {
+  EndReport r;
+  for (const auto& s : p.samples) {
+    auto frames = LeafFirst(p, s);
+    std::string end = EndOf(frames);
+    r.total += s.count;
+    r.by_end[end] += s.count;
+    bool ok = end == "root" ||
+              (StartsWith(end, "stopped:") && expected_stops.count(end.substr(8)));
+    if (ok) {
+      r.ok += s.count;
+    } else if (bad_examples && bad_examples->size() < 8) {
+      std::string st;
+      for (size_t i = 0; i < frames.size() && i < 24; ++i) st += "\n    " + frames[i];
+      bad_examples->push_back(end + ":" + st);
+    }
+  }
+  return r;
+}
+
+// Every sample whose leaf is LEAF must have CALLER as its next frame. Returns the number of
+// such samples; violations are appended to BAD.
+int64_t CheckLeafCaller(const ProfileData& p, const std::string& leaf,
+                        const std::set<std::string>& callers, int64_t* bad,
+                        std::vector<std::string>* examples) {
+  int64_t n = 0;
+  for (const auto& s : p.samples) {
+    auto frames = LeafFirst(p, s);
+    if (frames.empty() || frames[0] != leaf) continue;
+    n += s.count;
+    if (frames.size() < 2 || !callers.count(frames[1])) {
+      *bad += s.count;
+      if (examples->size() < 5) {
+        std::string st;
+        for (size_t i = 0; i < frames.size() && i < 8; ++i) st += " <- " + frames[i];
+        examples->push_back(st);
+      }
+    }
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One recording
+
+// Records and loads everything. Fatal failures are reported through gtest in the caller with
+// ASSERT_NO_FATAL_FAILURE.
+void Record(const RecordOptions& o, Recording* r) {
+  if (r->dir.empty()) r->dir = TestDir();
+  r->pprof = r->dir / "switchback.pb.gz";
+  r->folded = r->dir / "switchback.folded";
+  r->svg = r->dir / "switchback.svg";
+  r->stats_path = r->dir / "stats.json";
+  r->oracle_path = r->dir / "runtime_pprof.pb.gz";
+  fs::path exe = o.workload.find('/') != std::string::npos ? fs::path(o.workload)
+                                                          : fs::path(kWorkloadDir) / o.workload;
+  ASSERT_TRUE(fs::exists(exe)) << exe << " missing: build target `workloads`";
+  ASSERT_TRUE(fs::exists(kSwitchback)) << kSwitchback << " missing: build target `switchback`";
+
+  std::vector<std::string> wargs = {exe.string()};
+  wargs.insert(wargs.end(), o.workload_args.begin(), o.workload_args.end());
+  if (o.oracle) wargs.push_back("-cpuprofile=" + r->oracle_path.string());
+  Child workload(wargs, r->dir / "workload.stdout", r->dir / "workload.stderr");
+  r->pid = workload.pid();
+  std::this_thread::sleep_for(o.warmup);
+  ASSERT_TRUE(workload.running()) << "workload exited early: " << Describe(workload.Wait(milliseconds(0)));
+
+  std::vector<std::string> rargs = {kSwitchback,
+                                    "record",
+                                    "--pid",
+                                    std::to_string(r->pid),
+                                    "--duration",
+                                    std::to_string(o.duration_s),
+                                    "--frequency",
+                                    std::to_string(o.frequency),
+                                    "--output",
+                                    r->pprof.string(),
+                                    "--folded",
+                                    r->folded.string(),
+                                    "--flamegraph",
+                                    r->svg.string(),
+                                    "--stats",
+                                    r->stats_path.string(),
+                                    "--quiet"};
+  Child rec(rargs, r->dir / "record.stdout", r->dir / "record.stderr");
+  if (o.kill_workload_after.count() > 0) {
+    // Count from the moment the sampler is attached, so the recording holds samples for sure.
+    EXPECT_TRUE(WaitAttached(rec.pid(), seconds(30))) << "switchback never opened a perf event";
+    std::this_thread::sleep_for(o.kill_workload_after);
+    workload.Signal(SIGKILL);
+  }
+  r->record = rec.Wait(seconds(o.duration_s + 60));
+  if (o.stop_workload_after) workload.Signal(SIGTERM);
+  r->workload = workload.Wait(seconds(30));
+  ASSERT_TRUE(r->record.exited_ok()) << "switchback record: " << Describe(r->record);
+  if (o.kill_workload_after.count() == 0) {
+    ASSERT_TRUE(r->workload.exited_ok()) << "workload: " << Describe(r->workload);
+  }
+
+  std::string err;
+  r->ours = LoadPprof(r->pprof, &err);
+  ASSERT_TRUE(r->ours) << err;
+  if (o.oracle && o.kill_workload_after.count() == 0) {
+    r->oracle = LoadPprof(r->oracle_path, &err);
+    ASSERT_TRUE(r->oracle) << "runtime/pprof profile: " << err;
+  }
+  auto stats = sb::ReadFile(r->stats_path.string());
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  r->stats = nlohmann::json::parse(*stats, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(r->stats.is_discarded()) << "stats is not JSON: " << *stats;
+  auto folded = sb::ReadFile(r->folded.string());
+  ASSERT_TRUE(folded.ok()) << folded.error();
+  r->folded_text = *folded;
+  auto svg = sb::ReadFile(r->svg.string());
+  ASSERT_TRUE(svg.ok()) << svg.error();
+  r->svg_text = *svg;
+}
+
+// `go tool pprof -top` and `-traces` read FILE and list main.* functions.
+void ExpectGoToolPprofReads(const fs::path& file, const fs::path& dir,
+                            const std::vector<std::string>& must_list) {
+  for (const std::string mode : {"-top", "-traces"}) {
+    RunResult r = RunCommand({kGo, "tool", "pprof", mode, file.string()}, dir, "pprof" + mode, seconds(120));
+    ASSERT_TRUE(r.exited_ok()) << "go tool pprof " << mode << ": " << Describe(r);
+    EXPECT_NE(r.out.find("main."), std::string::npos) << "go tool pprof " << mode << " lists no main.*";
+    for (const auto& f : must_list) {
+      EXPECT_NE(r.out.find(f), std::string::npos) << "go tool pprof " << mode << " does not list " << f;
+    }
+  }
+}
+
+void ExpectWholeStacks(const ProfileData& p, const std::set<std::string>& expected_stops,
+                       double min_share) {
+  std::vector<std::string> examples;
+  EndReport r = CheckEnds(p, expected_stops, &examples);
+  ASSERT_GT(r.total, 0);
+  double share = static_cast<double>(r.ok) / r.total;
+  std::string ex;
+  for (const auto& e : examples) ex += "\n  " + e;
+  EXPECT_GE(share, min_share) << r.Summary() << "\nexamples of unexpected ends:" << ex;
+  // Frames beyond goexit/mstart/rt0_go, or a stop pseudo-frame in the middle: never.
+  int64_t malformed = 0;
+  for (const auto& [k, n] : r.by_end) {
+    if (StartsWith(k, "bad:frames past") || StartsWith(k, "bad:stop pseudo-frame")) malformed += n;
+  }
+  EXPECT_EQ(malformed, 0) << r.Summary();
+  std::cout << "[ info     ] " << r.Summary() << "\n";
+}
+
+// MAX_LOST_SHARE: share of each leaf's samples allowed to lose the caller (0 = none).
+void ExpectLeafCallers(const ProfileData& p, double max_lost_share) {
+  struct Want {
+    std::string leaf;
+    std::set<std::string> callers;
+  };
+  const std::vector<Want> wants = {
+      {"main.leafAdd", {"main.leafCaller"}},
+      {"main.spinInner", {"main.spin", "main.depthBottom"}},
+  };
+  for (const auto& w : wants) {
+    int64_t bad = 0;
+    std::vector<std::string> ex;
+    int64_t n = CheckLeafCaller(p, w.leaf, w.callers, &bad, &ex);
+    std::string exs;
+    for (const auto& e : ex) exs += "\n  " + e;
+    std::cout << "[ info     ] samples with leaf " << w.leaf << ": " << n << ", caller lost: " << bad << "\n";
+    EXPECT_LE(bad, static_cast<int64_t>(max_lost_share * n))
+        << bad << " of " << n << " samples with leaf " << w.leaf
+                      << " lost its caller:" << exs;
+    if (w.leaf == "main.leafAdd") {
+      EXPECT_GT(n, 0) << "no sample has main.leafAdd as leaf";
+    }
+  }
+}
+
+void ExpectSharesAgree(const ProfileData& ours, const ProfileData& oracle, double tolerance_points,
+                       double min_oracle_share) {
+  auto mine = InclusiveShares(ours);
+  auto theirs = InclusiveShares(oracle);
+  int compared = 0;
+  std::ostringstream table;
+  table << "function: runtime/pprof% switchback%";
+  for (const auto& [fn, share] : theirs) {
+    if (!StartsWith(fn, "main.") || share < min_oracle_share) continue;
+    ++compared;
+    double m = mine.count(fn) ? mine[fn] : 0;
+    table << "\n  " << fn << ": " << 100 * share << " " << 100 * m;
+    EXPECT_NEAR(100 * m, 100 * share, tolerance_points)
+        << fn << " inclusive share differs from runtime/pprof by more than " << tolerance_points << " points";
+  }
+  EXPECT_GE(compared, 3) << "too few main.* functions above " << 100 * min_oracle_share
+                         << "% in runtime/pprof";
+  std::cout << "[ info     ] " << table.str() << "\n";
+}
+
+const nlohmann::json* FindProcess(const nlohmann::json& stats, pid_t pid) {
+  if (!stats.contains("processes") || !stats["processes"].is_array()) return nullptr;
+  for (const auto& p : stats["processes"]) {
+    if (p.contains("pid") && p["pid"].is_number() && p["pid"].get<int64_t>() == pid) return &p;
+  }
+  return nullptr;
+}
+
+int64_t CountForPid(const ProfileData& p, pid_t pid) {
+  int64_t n = 0;
+  for (const auto& s : p.samples) {
+    auto it = s.num_labels.find("pid");
+    if (it != s.num_labels.end() && it->second == pid) n += s.count;
+  }
+  return n;
+}
+}  // namespace sbtest
