@@ -8,7 +8,8 @@
 
 Prints one JSON object: samples, root (end at a Go thread root with nothing beyond it),
 past_root (a root, then more frames: a walk that ran past the thread's start), other (ends
-elsewhere: truncated), and leaf_caller_kept / leaf_caller_total for samples whose leaf is a
+elsewhere: truncated), user (samples with a main.* frame: attributed to the workload's own
+code, which on g0 takes crossing the stack switch), and leaf_caller_kept / leaf_caller_total for samples whose leaf is a
 frameless Go leaf of the demo workload (main.leafAdd, main.spinInner): whether the next frame
 is its real caller, which a plain frame-pointer walk loses.
 """
@@ -38,6 +39,8 @@ def classify(leaf_first, count, out):
         out["root"] += count
     else:
         out["past_root"] += count
+    if any(f.startswith("main.") for f in frames):
+        out["user"] += count
     if frames and frames[0] in LEAF_CALLERS:
         out["leaf_caller_total"] += count
         if len(frames) > 1 and frames[1] in LEAF_CALLERS[frames[0]]:
@@ -75,7 +78,7 @@ def read_perf(path, out):
 def main():
     if len(sys.argv) != 3 or sys.argv[1] not in ("folded", "perf"):
         sys.exit(__doc__)
-    out = dict(samples=0, root=0, past_root=0, other=0, leaf_caller_kept=0, leaf_caller_total=0)
+    out = dict(samples=0, root=0, past_root=0, other=0, user=0, leaf_caller_kept=0, leaf_caller_total=0)
     (read_folded if sys.argv[1] == "folded" else read_perf)(sys.argv[2], out)
     print(json.dumps(out))
 
