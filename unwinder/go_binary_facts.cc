@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "unwinder/asm_offsets.h"
 #include "unwinder/dwarf_offsets.h"
 #include "unwinder/go_offsets_table.h"
 #include "unwinder/tls_slot.h"
@@ -145,30 +146,32 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   }
   if (f->go_version.empty()) f->missing.push_back("Go version (no build info)");
 
+  // Offsets: DWARF, then the runtime's own code, then the table of the version (if known).
   auto table = GoOffsetsForVersion(1, f->go_minor);
   auto dwarf = GoOffsetsFromDwarf(local_file.empty() ? path : local_file);
-  if (dwarf.ok()) {
-    f->has_offsets = true;
-    f->offsets = *dwarf;
-    f->offsets_source = "DWARF";
-    if (table && std::memcmp(&*table, &*dwarf, sizeof(sb_go_offsets)) != 0)
-      f->offsets_source += " (differs from the " + f->go_version + " version table)";
-    else if (table)
-      f->offsets_source += " (equal to the " + f->go_version + " version table)";
-  } else if (table) {
-    f->has_offsets = true;
-    f->offsets = *table;
-    f->offsets_source = "version table (" + f->go_version + "; DWARF: " + dwarf.error() + ")";
-  } else {
-    f->offsets_source = f->go_version.empty() ? "none: Go version unknown"
-                                              : "none: no verified offsets for " + f->go_version;
-    f->missing.push_back("runtime struct offsets");
-  }
+  AsmOffsets asm_facts = DeriveOffsetsFromAsm(bin);
+  OffsetChoice choice = ChooseOffsets(f->arch, dwarf, asm_facts, table, f->go_version);
+  f->has_offsets = choice.complete;
+  f->offsets = choice.offsets;
+  f->offsets_source = choice.summary;
+  f->offset_fields = choice.fields;
+  f->asm_conflicts = asm_facts.conflicts;
+  if (!choice.complete) f->missing.push_back("runtime struct offsets (" + choice.summary + ")");
 
   if (f->arch == sym::Arch::kArm64) {
-    // Go code keeps g in R28 (C code preserves it: callee-saved); the TLS copy exists only in
-    // cgo binaries and is not needed to find g.
-    f->tls_source = "R28 (arm64 g register)";
+    // Go code keeps g in R28; the TLS copy is written only when runtime.iscgo is 1 (cgo, or a
+    // C-created thread), which the unwinder checks in the process's memory.
+    auto slot = FindArm64TlsSlot(bin, asm_facts);
+    if (slot.ok()) {
+      f->has_tls = true;
+      f->tls_g_offset = slot->tls.offset;
+      f->tls_source = slot->tls.source;
+      f->has_iscgo = true;
+      f->iscgo_addr = slot->iscgo_addr;
+      f->iscgo_source = slot->iscgo_source;
+    } else {
+      f->tls_source = "R28 only (TLS copy unusable: " + slot.error() + ")";
+    }
   } else if (auto tls = FindTlsSlot(bin); tls.ok()) {
     f->has_tls = true;
     f->tls_g_offset = tls->offset;
@@ -198,6 +201,10 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
   pi.text_start = facts.text_start + bias;
   pi.text_end = facts.text_end + bias;
   pi.tls_g_offset = facts.tls_g_offset;
+  if (facts.has_iscgo) {
+    pi.flags |= SB_PI_HAS_ISCGO;
+    pi.iscgo_addr = facts.iscgo_addr + bias;
+  }
   pi.delta_first = delta_first;
   pi.delta_count = static_cast<uint32_t>(facts.sp_deltas.size());
   pi.go_minor = static_cast<uint32_t>(facts.go_minor);
