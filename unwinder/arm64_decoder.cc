@@ -91,6 +91,25 @@ bool DecodeLoadStore(uint32_t w, A64Insn* in) {
   return false;
 }
 
+// The bitmask immediate of logical instructions (Arm ARM DecodeBitMasks, imm form only).
+bool DecodeBitMask(uint32_t n, uint32_t imms, uint32_t immr, bool is64, uint64_t* out) {
+  uint32_t combined = (n << 6) | (~imms & 0x3f);
+  if (combined == 0) return false;
+  int len = 31 - __builtin_clz(combined);
+  if (len < 1 || (!is64 && n != 0)) return false;
+  uint32_t levels = (1u << len) - 1;
+  uint32_t s = imms & levels, r = immr & levels;
+  if (s == levels) return false;
+  int esize = 1 << len;
+  uint64_t emask = esize == 64 ? ~0ull : (1ull << esize) - 1;
+  uint64_t welem = (s + 1 == 64) ? ~0ull : (1ull << (s + 1)) - 1;
+  uint64_t elem = r == 0 ? welem : ((welem >> r) | (welem << (esize - r))) & emask;
+  uint64_t v = 0;
+  for (int i = 0; i < 64; i += esize) v |= elem << i;
+  *out = is64 ? v : (v & 0xffffffffull);
+  return true;
+}
+
 }  // namespace
 
 A64Insn DecodeA64(uint32_t w, uint64_t pc) {
@@ -199,6 +218,14 @@ A64Insn DecodeA64(uint32_t w, uint64_t pc) {
     return in;
   }
   if ((w & 0x1F800000) == 0x12000000) {  // logical (immediate): rd 31 is SP unless ANDS
+    uint64_t mask = 0;
+    if (Bits(w, 30, 29) == 1 && Bits(w, 9, 5) == 31 && Bits(w, 4, 0) != 31 &&
+        DecodeBitMask(Bits(w, 22, 22), Bits(w, 15, 10), Bits(w, 21, 16), in.is64, &mask)) {
+      in.op = A64Op::kMovWide;  // ORR rd, zr, #imm: the assembler's MOV of a bitmask constant
+      in.rd = static_cast<int>(Bits(w, 4, 0));
+      in.imm = static_cast<int64_t>(mask);
+      return in;
+    }
     in.op = A64Op::kOther;
     in.rd = static_cast<int>(Bits(w, 4, 0));
     in.rd_is_sp = Bits(w, 30, 29) != 3;

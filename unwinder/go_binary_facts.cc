@@ -7,6 +7,7 @@
 #include "unwinder/asm_offsets.h"
 #include "unwinder/dwarf_offsets.h"
 #include "unwinder/go_offsets_table.h"
+#include "unwinder/go_version.h"
 #include "unwinder/tls_slot.h"
 
 namespace sb::unwinder {
@@ -144,7 +145,18 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
     f->go_version = bi->go_version;
     if (bi->major == 1) f->go_minor = bi->minor;
   }
-  if (f->go_version.empty()) f->missing.push_back("Go version (no build info)");
+  if (f->go_version.empty()) {
+    // No .go.buildinfo: the runtime's own copy of the version string.
+    if (auto rv = GoVersionFromRuntime(bin); rv.ok()) {
+      f->go_version = rv->version;
+      f->go_version_source = rv->source;
+      if (rv->major == 1) f->go_minor = rv->minor;
+    } else {
+      f->missing.push_back("Go version (no build info; " + rv.error() + ")");
+    }
+  } else {
+    f->go_version_source = ".go.buildinfo";
+  }
 
   // Offsets: DWARF, then the runtime's own code, then the table of the version (if known).
   auto table = GoOffsetsForVersion(1, f->go_minor);

@@ -27,6 +27,7 @@ struct GoBinaryFacts {
   std::string build_id;
   sym::Arch arch = sym::Arch::kUnknown;
   std::string go_version;  // "go1.19.8", "" when unknown
+  std::string go_version_source;  // ".go.buildinfo", or how runtime.buildVersion was found
   int go_minor = 0;        // 19
   bool pie = false;
 

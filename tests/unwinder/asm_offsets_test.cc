@@ -11,6 +11,7 @@
 #include "tests/common/shell_util.h"
 #include "unwinder/arm64_decoder.h"
 #include "unwinder/go_offsets_table.h"
+#include "unwinder/go_version.h"
 #include "unwinder/offset_fields.h"
 #include "unwinder/runtime_offsets.h"
 #include "unwinder/tls_slot.h"
@@ -57,6 +58,28 @@ TEST(AsmOffsets, LefthookGo127EqualsTheTable) {
                     slot->iscgo_addr < seg.vaddr + seg.memsz;
       EXPECT_TRUE(writable);
     }
+  }
+}
+
+// Real stripped binaries with .go.buildinfo removed: the version comes from runtime.schedinit's
+// reference to runtime.buildVersion.
+TEST(GoVersion, LefthookWithoutBuildInfo) {
+  std::string dir = LefthookDir();
+  ASSERT_FALSE(dir.empty());
+  for (const char* arch : {"x64", "arm64"}) {
+    SCOPED_TRACE(arch);
+    std::string out = std::string(SB_BUILD_DIR "/lefthook-nobuildinfo-") + arch;
+    std::string objcopy = std::string(arch) == "arm64" ? "aarch64-linux-gnu-objcopy" : "objcopy";
+    auto r = test::RunCommand(objcopy + " --remove-section .go.buildinfo " +
+                              test::Quote(dir + "/lefthook-linux-" + arch) + " " + test::Quote(out));
+    ASSERT_EQ(r.status, 0) << r.out;
+    auto bin = sym::Binary::Load(out);
+    ASSERT_TRUE(bin.ok()) << bin.error();
+    EXPECT_EQ((*bin)->build_info(), nullptr);
+    auto v = GoVersionFromRuntime(**bin);
+    ASSERT_TRUE(v.ok()) << v.error();
+    EXPECT_EQ(v->version, "go1.27.0");
+    EXPECT_NE(v->source.find("runtime.schedinit"), std::string::npos) << v->source;
   }
 }
 
@@ -108,6 +131,15 @@ TEST(Arm64Decoder, KnownEncodings) {
   d = DecodeA64(0x88dffc42, 0x1000);  // LDARW (R2), R2
   EXPECT_EQ(d.op, A64Op::kLoad);
   EXPECT_EQ(d.size, 4);
+  d = DecodeA64(0xb2400be1, 0x1000);  // ORR $7, ZR, R1 (MOV of a bitmask immediate)
+  EXPECT_EQ(d.op, A64Op::kMovWide);
+  EXPECT_EQ(d.rd, 1);
+  EXPECT_EQ(d.imm, 7);
+  d = DecodeA64(0xb27203e0, 0x1000);  // ORR $16384, ZR, R0
+  EXPECT_EQ(d.imm, 16384);
+  d = DecodeA64(0x927cec21, 0x1000);  // AND $-16, R1, R1: not a constant
+  EXPECT_EQ(d.op, A64Op::kOther);
+  EXPECT_TRUE(d.writes_rd);
   EXPECT_EQ(DecodeA64(0xd65f03c0, 0).op, A64Op::kRet);
   EXPECT_EQ(DecodeA64(0x00000000, 0).op, A64Op::kUdf);
 }

@@ -16,6 +16,7 @@
 #include "tests/common/shell_util.h"
 #include "unwinder/asm_offsets.h"
 #include "unwinder/go_offsets_table.h"
+#include "unwinder/go_version.h"
 #include "unwinder/offset_fields.h"
 #include "unwinder/tls_slot.h"
 
@@ -104,6 +105,21 @@ void CheckToolchain(const std::string& go, int minor) {
       EXPECT_NE(none.error().find("DWARF"), std::string::npos) << none.error();
       AsmOffsets asm_stripped = AsmOf(stripped);
       ExpectAsmEquals("asm (stripped)", asm_stripped, *dwarf, arm64);
+      // Without .go.buildinfo the version still comes from runtime.buildVersion: by symbol in
+      // the unstripped binary, through runtime.schedinit in the stripped one.
+      for (const std::string& b : {bin, stripped}) {
+        std::string nobi = b + "-nobuildinfo";
+        auto r = test::RunCommand(std::string(arm64 ? "aarch64-linux-gnu-objcopy" : "objcopy") +
+                                  " --remove-section .go.buildinfo " + test::Quote(b) + " " + test::Quote(nobi));
+        ASSERT_EQ(r.status, 0) << r.out;
+        auto loaded = sym::Binary::Load(nobi);
+        ASSERT_TRUE(loaded.ok());
+        EXPECT_EQ((*loaded)->build_info(), nullptr) << nobi;
+        auto v = GoVersionFromRuntime(**loaded);
+        ASSERT_TRUE(v.ok()) << nobi << ": " << v.error();
+        EXPECT_EQ(v->minor, minor) << v->version;
+        EXPECT_NE(v->source.find(b == bin ? "symbol" : "schedinit"), std::string::npos) << v->source;
+      }
       if (arm64) {
         // g's TLS slot and iscgo: the symbol-based answer and the decoded one agree.
         auto b = sym::Binary::Load(bin);

@@ -35,6 +35,7 @@ int RunInspect(const InspectArgs& a) {
   j["path"] = f.path;
   j["arch"] = sym::ArchName(f.arch);
   j["go_version"] = f.go_version;
+  j["go_version_source"] = f.go_version_source;
   j["pie"] = f.pie;
   j["build_id"] = f.build_id;
   j["text"] = {{"start", f.text_start}, {"end", f.text_end}};
@@ -70,6 +71,7 @@ int RunInspect(const InspectArgs& a) {
   printf("%s\n  arch %s, %s, %s\n", f.path.c_str(), sym::ArchName(f.arch),
          f.go_version.empty() ? "Go version unknown" : f.go_version.c_str(), f.pie ? "PIE" : "not PIE");
   printf("  build id    %s\n", f.build_id.c_str());
+  if (!f.go_version_source.empty()) printf("  Go version  from %s\n", f.go_version_source.c_str());
   printf("  Go text     0x%llx-0x%llx, %zu pcsp runs\n", (unsigned long long)f.text_start,
          (unsigned long long)f.text_end, f.sp_deltas.size());
   printf("  offsets     %s\n", f.offsets_source.c_str());
