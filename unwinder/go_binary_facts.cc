@@ -6,6 +6,7 @@
 
 #include "unwinder/asm_offsets.h"
 #include "unwinder/dwarf_offsets.h"
+#include "unwinder/dwarf_spill_proof.h"
 #include "unwinder/go_offsets_table.h"
 #include "unwinder/go_version.h"
 #include "unwinder/tls_slot.h"
@@ -68,22 +69,51 @@ bool DecodeArm64Spill(const sym::ElfFile& elf, const sym::GoFunc& fn, int32_t* s
   return false;
 }
 
-void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, GoBinaryFacts* f) {
-  if (f->arch == sym::Arch::kArm64) {
-    for (const char* name : kArm64SpillingMcallCallees) {
-      auto fn = go.FindFuncByName(name);
-      int32_t slot = 0;
-      uint64_t from = 0;
-      if (!fn) continue;
-      if (!DecodeArm64Spill(elf, *fn, &slot, &from)) {
-        f->missing.push_back(std::string("g spill slot of ") + name + " (its g0 slot is not used)");
+// The arm64 g0 slot of each spilling mcall callee. The prologue decode finds it in every binary;
+// where DWARF exists, the slot is used only inside a location-list range of `gp` that says
+// DW_OP_fbreg K with the same slot (the callee's CFA is its entry SP = g0.sched.sp - 16, so
+// slot = K - 16), clipped to that range. No DWARF (stripped): the prologue decode alone.
+void CollectSpillSlots(const sym::GoPclntab& go, const sym::ElfFile& elf, const std::string& local_file,
+                       GoBinaryFacts* f) {
+  std::vector<std::string> names(std::begin(kArm64SpillingMcallCallees), std::end(kArm64SpillingMcallCallees));
+  auto homes = GpStackHomes(local_file, names);
+  for (const char* name : kArm64SpillingMcallCallees) {
+    auto fn = go.FindFuncByName(name);
+    int32_t slot = 0;
+    uint64_t from = 0;
+    if (!fn) continue;
+    if (!DecodeArm64Spill(elf, *fn, &slot, &from)) {
+      f->missing.push_back(std::string("g spill slot of ") + name + " (its g0 slot is not used)");
+      continue;
+    }
+    FuncRange r{name, from, fn->end, SB_FN_MCALL_SPILLER, 0, ""};
+    r.slot_offset = slot;
+    r.slot_source = "prologue";
+    if (homes.ok()) {
+      auto it = homes->find(name);
+      const StackHome* proof = nullptr;
+      if (it != homes->end()) {
+        for (const auto& h : it->second) {
+          // The first range after the spill that puts gp in the decoded slot.
+          if (h.fbreg - 16 == slot && h.high > from && (proof == nullptr || h.low < proof->low)) proof = &h;
+        }
+      }
+      if (proof == nullptr) {
+        f->missing.push_back(std::string("g spill slot of ") + name + ": DWARF does not put gp at g0.sched.sp" +
+                             std::to_string(slot) + " after the spill (its g0 slot is not used)");
         continue;
       }
-      FuncRange r{name, from, fn->end, SB_FN_MCALL_SPILLER};
-      r.slot_offset = slot;
-      f->ranges.push_back(r);
+      r.start = std::max<uint64_t>(from, proof->low);
+      r.end = std::min<uint64_t>(fn->end, proof->high);
+      r.slot_source = "prologue, proven by DWARF (gp at DW_OP_fbreg " + std::to_string(proof->fbreg) + ")";
     }
+    f->ranges.push_back(r);
   }
+}
+
+void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, const std::string& local_file,
+                   GoBinaryFacts* f) {
+  if (f->arch == sym::Arch::kArm64) CollectSpillSlots(go, elf, local_file, f);
   for (const auto& s : kSpecialFunctions) {
     auto fn = go.FindFuncByName(s.name);
     if (!fn) {
@@ -92,7 +122,7 @@ void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, GoBinaryFa
         f->missing.push_back(std::string("function ") + s.name);
       continue;
     }
-    f->ranges.push_back(FuncRange{s.name, fn->entry, fn->end, s.kind});
+    f->ranges.push_back(FuncRange{s.name, fn->entry, fn->end, s.kind, 0, ""});
   }
 }
 
@@ -197,7 +227,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   // arm64 before 1.25 from the frame record at curg.sched.bp, later by frame pointers alone.
   f->systemstack_sched_recipe = f->arch == sym::Arch::kAmd64 && f->go_minor > 0 && f->go_minor < 21;
   f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
-  CollectRanges(*go, bin.elf(), f.get());
+  CollectRanges(*go, bin.elf(), local_file.empty() ? path : local_file, f.get());
   CollectSpDeltas(*go, f.get());
   return std::shared_ptr<const GoBinaryFacts>(f);
 }

@@ -20,6 +20,7 @@ struct FuncRange {
   uint64_t end = 0;
   sb_func_kind kind = SB_FN_NONE;
   int32_t slot_offset = 0;  // SB_FN_MCALL_SPILLER: the g slot's offset from g0.sched.sp
+  std::string slot_source;  // SB_FN_MCALL_SPILLER: "prologue" or "prologue, proven by DWARF (...)"
 };
 
 struct GoBinaryFacts {

@@ -9,12 +9,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <string>
 
 #include "symbolizer/binary.h"
 #include "tests/common/shell_util.h"
 #include "unwinder/asm_offsets.h"
+#include "unwinder/go_binary_facts.h"
 #include "unwinder/go_offsets_table.h"
 #include "unwinder/go_version.h"
 #include "unwinder/offset_fields.h"
@@ -131,6 +133,28 @@ void CheckToolchain(const std::string& go, int minor) {
         EXPECT_EQ(slot->iscgo_addr, static_cast<uint64_t>(asm_full.iscgo_address->value));
         ASSERT_TRUE(asm_stripped.arm64_tls_g_offset && asm_stripped.iscgo_address);
         EXPECT_EQ(asm_stripped.arm64_tls_g_offset->value, asm_full.arm64_tls_g_offset->value);
+        // mcall callees' g0 slot: the prologue decode agrees with the location list of `gp`
+        // in every binary with DWARF, and the stripped twin decodes the same slots.
+        auto facts = AnalyzeGoBinary(**b, bin);
+        ASSERT_TRUE(facts.ok()) << facts.error();
+        auto sb = sym::Binary::Load(stripped);
+        ASSERT_TRUE(sb.ok());
+        auto sfacts = AnalyzeGoBinary(**sb, stripped);
+        ASSERT_TRUE(sfacts.ok()) << sfacts.error();
+        for (const auto& m : (*facts)->missing) EXPECT_EQ(m.find("DWARF does not"), std::string::npos) << m;
+        std::map<std::string, int32_t> proven, decoded;
+        for (const auto& r : (*facts)->ranges) {
+          if (r.kind != SB_FN_MCALL_SPILLER) continue;
+          EXPECT_NE(r.slot_source.find("proven by DWARF"), std::string::npos) << r.name << ": " << r.slot_source;
+          proven[r.name] = r.slot_offset;
+        }
+        for (const auto& r : (*sfacts)->ranges) {
+          if (r.kind != SB_FN_MCALL_SPILLER) continue;
+          EXPECT_EQ(r.slot_source, "prologue") << r.name;
+          decoded[r.name] = r.slot_offset;
+        }
+        EXPECT_GE(proven.size(), 3u);  // park_m, preemptPark, goyield_m in every release
+        EXPECT_EQ(proven, decoded);
       }
     }
   }

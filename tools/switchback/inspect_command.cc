@@ -60,7 +60,11 @@ int RunInspect(const InspectArgs& a) {
                             : f.switch_sched_bp_recipe ? "frame record at curg.sched.bp (arm64 < go1.25)"
                                                        : "frame pointers";
   nlohmann::json ranges = nlohmann::json::array();
-  for (const auto& r : f.ranges) ranges.push_back({{"name", r.name}, {"start", r.start}, {"end", r.end}});
+  for (const auto& r : f.ranges) {
+    nlohmann::json e = {{"name", r.name}, {"start", r.start}, {"end", r.end}};
+    if (r.kind == SB_FN_MCALL_SPILLER) e["g0_slot"] = {{"offset", r.slot_offset}, {"source", r.slot_source}};
+    ranges.push_back(e);
+  }
   j["functions"] = ranges;
   j["pcsp_runs"] = f.sp_deltas.size();
   j["missing"] = f.missing;
@@ -95,7 +99,10 @@ int RunInspect(const InspectArgs& a) {
   }
   printf("  systemstack %s\n", j["systemstack_recipe"].get<std::string>().c_str());
   for (const auto& r : f.ranges)
-    printf("  %-22s 0x%llx-0x%llx\n", r.name.c_str(), (unsigned long long)r.start, (unsigned long long)r.end);
+    printf("  %-22s 0x%llx-0x%llx%s\n", r.name.c_str(), (unsigned long long)r.start, (unsigned long long)r.end,
+           r.kind == SB_FN_MCALL_SPILLER
+               ? fmt::format("  g0 slot at g0.sched.sp{:+d} ({})", r.slot_offset, r.slot_source).c_str()
+               : "");
   for (const auto& m : f.missing) printf("  missing: %s\n", m.c_str());
   return 0;
 }
