@@ -4,8 +4,11 @@
 
 #include <cstring>
 
+#include "unwinder/asm_offsets.h"
 #include "unwinder/dwarf_offsets.h"
+#include "unwinder/dwarf_spill_proof.h"
 #include "unwinder/go_offsets_table.h"
+#include "unwinder/go_version.h"
 #include "unwinder/tls_slot.h"
 
 namespace sb::unwinder {
@@ -66,22 +69,51 @@ bool DecodeArm64Spill(const sym::ElfFile& elf, const sym::GoFunc& fn, int32_t* s
   return false;
 }
 
-void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, GoBinaryFacts* f) {
-  if (f->arch == sym::Arch::kArm64) {
-    for (const char* name : kArm64SpillingMcallCallees) {
-      auto fn = go.FindFuncByName(name);
-      int32_t slot = 0;
-      uint64_t from = 0;
-      if (!fn) continue;
-      if (!DecodeArm64Spill(elf, *fn, &slot, &from)) {
-        f->missing.push_back(std::string("g spill slot of ") + name + " (its g0 slot is not used)");
+// The arm64 g0 slot of each spilling mcall callee. The prologue decode finds it in every binary;
+// where DWARF exists, the slot is used only inside a location-list range of `gp` that says
+// DW_OP_fbreg K with the same slot (the callee's CFA is its entry SP = g0.sched.sp - 16, so
+// slot = K - 16), clipped to that range. No DWARF (stripped): the prologue decode alone.
+void CollectSpillSlots(const sym::GoPclntab& go, const sym::ElfFile& elf, const std::string& local_file,
+                       GoBinaryFacts* f) {
+  std::vector<std::string> names(std::begin(kArm64SpillingMcallCallees), std::end(kArm64SpillingMcallCallees));
+  auto homes = GpStackHomes(local_file, names);
+  for (const char* name : kArm64SpillingMcallCallees) {
+    auto fn = go.FindFuncByName(name);
+    int32_t slot = 0;
+    uint64_t from = 0;
+    if (!fn) continue;
+    if (!DecodeArm64Spill(elf, *fn, &slot, &from)) {
+      f->missing.push_back(std::string("g spill slot of ") + name + " (its g0 slot is not used)");
+      continue;
+    }
+    FuncRange r{name, from, fn->end, SB_FN_MCALL_SPILLER, 0, ""};
+    r.slot_offset = slot;
+    r.slot_source = "prologue";
+    if (homes.ok()) {
+      auto it = homes->find(name);
+      const StackHome* proof = nullptr;
+      if (it != homes->end()) {
+        for (const auto& h : it->second) {
+          // The first range after the spill that puts gp in the decoded slot.
+          if (h.fbreg - 16 == slot && h.high > from && (proof == nullptr || h.low < proof->low)) proof = &h;
+        }
+      }
+      if (proof == nullptr) {
+        f->missing.push_back(std::string("g spill slot of ") + name + ": DWARF does not put gp at g0.sched.sp" +
+                             std::to_string(slot) + " after the spill (its g0 slot is not used)");
         continue;
       }
-      FuncRange r{name, from, fn->end, SB_FN_MCALL_SPILLER};
-      r.slot_offset = slot;
-      f->ranges.push_back(r);
+      r.start = std::max<uint64_t>(from, proof->low);
+      r.end = std::min<uint64_t>(fn->end, proof->high);
+      r.slot_source = "prologue, proven by DWARF (gp at DW_OP_fbreg " + std::to_string(proof->fbreg) + ")";
     }
+    f->ranges.push_back(r);
   }
+}
+
+void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, const std::string& local_file,
+                   GoBinaryFacts* f) {
+  if (f->arch == sym::Arch::kArm64) CollectSpillSlots(go, elf, local_file, f);
   for (const auto& s : kSpecialFunctions) {
     auto fn = go.FindFuncByName(s.name);
     if (!fn) {
@@ -90,7 +122,7 @@ void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, GoBinaryFa
         f->missing.push_back(std::string("function ") + s.name);
       continue;
     }
-    f->ranges.push_back(FuncRange{s.name, fn->entry, fn->end, s.kind});
+    f->ranges.push_back(FuncRange{s.name, fn->entry, fn->end, s.kind, 0, ""});
   }
 }
 
@@ -143,32 +175,45 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
     f->go_version = bi->go_version;
     if (bi->major == 1) f->go_minor = bi->minor;
   }
-  if (f->go_version.empty()) f->missing.push_back("Go version (no build info)");
-
-  auto table = GoOffsetsForVersion(1, f->go_minor);
-  auto dwarf = GoOffsetsFromDwarf(local_file.empty() ? path : local_file);
-  if (dwarf.ok()) {
-    f->has_offsets = true;
-    f->offsets = *dwarf;
-    f->offsets_source = "DWARF";
-    if (table && std::memcmp(&*table, &*dwarf, sizeof(sb_go_offsets)) != 0)
-      f->offsets_source += " (differs from the " + f->go_version + " version table)";
-    else if (table)
-      f->offsets_source += " (equal to the " + f->go_version + " version table)";
-  } else if (table) {
-    f->has_offsets = true;
-    f->offsets = *table;
-    f->offsets_source = "version table (" + f->go_version + "; DWARF: " + dwarf.error() + ")";
+  if (f->go_version.empty()) {
+    // No .go.buildinfo: the runtime's own copy of the version string.
+    if (auto rv = GoVersionFromRuntime(bin); rv.ok()) {
+      f->go_version = rv->version;
+      f->go_version_source = rv->source;
+      if (rv->major == 1) f->go_minor = rv->minor;
+    } else {
+      f->missing.push_back("Go version (no build info; " + rv.error() + ")");
+    }
   } else {
-    f->offsets_source = f->go_version.empty() ? "none: Go version unknown"
-                                              : "none: no verified offsets for " + f->go_version;
-    f->missing.push_back("runtime struct offsets");
+    f->go_version_source = ".go.buildinfo";
   }
 
+  // Offsets: DWARF, then the runtime's own code, then the table of the version (if known).
+  auto table = GoOffsetsForVersion(1, f->go_minor);
+  auto dwarf = GoOffsetsFromDwarf(local_file.empty() ? path : local_file);
+  AsmOffsets asm_facts = DeriveOffsetsFromAsm(bin);
+  OffsetChoice choice = ChooseOffsets(f->arch, dwarf, asm_facts, table, f->go_version);
+  f->has_offsets = choice.complete;
+  f->offsets = choice.offsets;
+  f->offsets_source = choice.summary;
+  f->offset_fields = choice.fields;
+  f->asm_conflicts = asm_facts.conflicts;
+  if (!choice.complete) f->missing.push_back("runtime struct offsets (" + choice.summary + ")");
+
   if (f->arch == sym::Arch::kArm64) {
-    // Go code keeps g in R28 (C code preserves it: callee-saved); the TLS copy exists only in
-    // cgo binaries and is not needed to find g.
-    f->tls_source = "R28 (arm64 g register)";
+    // Go code keeps g in R28; the TLS copy is written only when runtime.iscgo is 1 (cgo, or a
+    // C-created thread), which the unwinder checks in the process's memory.
+    auto slot = FindArm64TlsSlot(bin, asm_facts);
+    if (slot.ok()) {
+      f->has_tls = true;
+      f->tls_g_offset = slot->tls.offset;
+      f->tls_source = slot->tls.source;
+      f->has_iscgo = true;
+      f->iscgo_addr = slot->iscgo_addr;
+      f->iscgo_source = slot->iscgo_source;
+    } else {
+      f->tls_source = "R28 only (TLS copy unusable: " + slot.error() + ")";
+    }
   } else if (auto tls = FindTlsSlot(bin); tls.ok()) {
     f->has_tls = true;
     f->tls_g_offset = tls->offset;
@@ -182,7 +227,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   // arm64 before 1.25 from the frame record at curg.sched.bp, later by frame pointers alone.
   f->systemstack_sched_recipe = f->arch == sym::Arch::kAmd64 && f->go_minor > 0 && f->go_minor < 21;
   f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
-  CollectRanges(*go, bin.elf(), f.get());
+  CollectRanges(*go, bin.elf(), local_file.empty() ? path : local_file, f.get());
   CollectSpDeltas(*go, f.get());
   return std::shared_ptr<const GoBinaryFacts>(f);
 }
@@ -198,6 +243,10 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
   pi.text_start = facts.text_start + bias;
   pi.text_end = facts.text_end + bias;
   pi.tls_g_offset = facts.tls_g_offset;
+  if (facts.has_iscgo) {
+    pi.flags |= SB_PI_HAS_ISCGO;
+    pi.iscgo_addr = facts.iscgo_addr + bias;
+  }
   pi.delta_first = delta_first;
   pi.delta_count = static_cast<uint32_t>(facts.sp_deltas.size());
   pi.go_minor = static_cast<uint32_t>(facts.go_minor);

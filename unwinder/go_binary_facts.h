@@ -10,6 +10,7 @@
 #include "base/result.h"
 #include "ebpf/unwind/unwind_types.h"
 #include "symbolizer/binary.h"
+#include "unwinder/runtime_offsets.h"
 
 namespace sb::unwinder {
 
@@ -19,6 +20,7 @@ struct FuncRange {
   uint64_t end = 0;
   sb_func_kind kind = SB_FN_NONE;
   int32_t slot_offset = 0;  // SB_FN_MCALL_SPILLER: the g slot's offset from g0.sched.sp
+  std::string slot_source;  // SB_FN_MCALL_SPILLER: "prologue" or "prologue, proven by DWARF (...)"
 };
 
 struct GoBinaryFacts {
@@ -26,6 +28,7 @@ struct GoBinaryFacts {
   std::string build_id;
   sym::Arch arch = sym::Arch::kUnknown;
   std::string go_version;  // "go1.19.8", "" when unknown
+  std::string go_version_source;  // ".go.buildinfo", or how runtime.buildVersion was found
   int go_minor = 0;        // 19
   bool pie = false;
 
@@ -34,11 +37,18 @@ struct GoBinaryFacts {
 
   bool has_offsets = false;
   sb_go_offsets offsets{};
-  std::string offsets_source;  // "table go1.19", or why there are none
+  std::string offsets_source;              // summary: how many fields from which source, or why none
+  std::vector<FieldChoice> offset_fields;  // every field with each source's value (inspect)
+  std::vector<std::string> asm_conflicts;  // runtime functions that disagreed on a field
 
   bool has_tls = false;
-  int64_t tls_g_offset = 0;
+  int64_t tls_g_offset = 0;  // amd64: from fs_base; arm64: from TPIDR_EL0
   std::string tls_source;
+  // arm64: the runtime writes g's TLS slot only while the byte runtime.iscgo is 1, so the
+  // unwinder reads that byte before trusting the slot.
+  bool has_iscgo = false;
+  uint64_t iscgo_addr = 0;  // link-time address
+  std::string iscgo_source;
 
   bool systemstack_sched_recipe = false;  // amd64 before Go 1.21
   bool switch_sched_bp_recipe = false;    // arm64 before Go 1.25

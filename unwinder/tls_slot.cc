@@ -3,7 +3,11 @@
 #include <Zydis/Zydis.h>
 
 #include <cstring>
+#include <elf.h>
+
 #include <map>
+
+#include "base/hex.h"
 
 namespace sb::unwinder {
 namespace {
@@ -78,6 +82,50 @@ Result<TlsSlot> FindTlsSlot(const sym::Binary& bin) {
     }
   }
   return MakeError("no FS-relative load of g found in runtime.systemstack/mcall/morestack");
+}
+
+Result<Arm64TlsSlot> FindArm64TlsSlot(const sym::Binary& bin, const AsmOffsets& asm_facts) {
+  std::optional<int64_t> sym_slot;
+  std::optional<uint64_t> sym_iscgo;
+  for (const auto& s : bin.elf().Symbols()) {
+    if (s.name == "runtime.tls_g" && s.type == STT_TLS) {
+      uint64_t align = 16;
+      for (const auto& seg : bin.elf().segments())
+        if (seg.type == PT_TLS && seg.align > align) align = seg.align;
+      // TPIDR_EL0 points at the 16-byte thread control block; the TLS block follows it,
+      // aligned to PT_TLS's alignment (local-exec TLS, AArch64 variant 1).
+      sym_slot = static_cast<int64_t>(align + s.value);
+    } else if (s.name == "runtime.iscgo" && s.type == STT_OBJECT) {
+      sym_iscgo = s.value;
+    }
+  }
+  Arm64TlsSlot out;
+  const auto& a_slot = asm_facts.arm64_tls_g_offset;
+  const auto& a_iscgo = asm_facts.iscgo_address;
+  if (sym_slot && a_slot && *sym_slot != a_slot->value)
+    return MakeError("runtime.tls_g gives TPIDR_EL0+" + std::to_string(*sym_slot) + " but " + a_slot->source +
+                     " uses +" + std::to_string(a_slot->value));
+  if (sym_iscgo && a_iscgo && *sym_iscgo != static_cast<uint64_t>(a_iscgo->value))
+    return MakeError("runtime.iscgo symbol at " + Hex(*sym_iscgo) + " but " + a_iscgo->source + " reads " +
+                     Hex(static_cast<uint64_t>(a_iscgo->value)));
+  if (sym_slot) {
+    out.tls = TlsSlot{*sym_slot, std::string("TPIDR_EL0+roundup(16, PT_TLS align)+st_value(runtime.tls_g)") +
+                                     (a_slot ? ", equal to " + a_slot->source : "")};
+  } else if (a_slot) {
+    out.tls = TlsSlot{a_slot->value, a_slot->source + " (TPIDR_EL0-relative store/load of g)"};
+  } else {
+    return MakeError("no runtime.tls_g symbol and no TPIDR_EL0 access decoded in runtime.save_g/load_g");
+  }
+  if (sym_iscgo) {
+    out.iscgo_addr = *sym_iscgo;
+    out.iscgo_source = std::string("symbol runtime.iscgo") + (a_iscgo ? ", equal to " + a_iscgo->source : "");
+  } else if (a_iscgo) {
+    out.iscgo_addr = static_cast<uint64_t>(a_iscgo->value);
+    out.iscgo_source = a_iscgo->source + " (the byte tested before the TLS access)";
+  } else {
+    return MakeError("address of runtime.iscgo unknown (no symbol, not decoded from save_g/load_g)");
+  }
+  return out;
 }
 
 }  // namespace sb::unwinder

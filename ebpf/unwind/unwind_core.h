@@ -503,13 +503,25 @@ SB_INLINE int sb_try_g(struct sb_unwind_state *st, sb_u64 g) {
   return 0;
 }
 
-/* Finds the sampled thread's g: the TLS slot when known (always current on amd64), else the g
- * register (arm64 keeps g in R28 in Go code; C code preserves it, callee-saved). */
+/* arm64 only: the runtime writes g's TLS slot (save_g) only while the byte runtime.iscgo is 1;
+ * otherwise the slot is never written and may hold anything. amd64's slot is always current. */
+SB_INLINE int sb_tls_g_live(struct sb_unwind_state *st) {
+  const struct sb_proc_info *pi = st->pi;
+  if (!st->arm64) return 1;
+  if (!(pi->flags & SB_PI_HAS_ISCGO) || pi->iscgo_addr == 0) return 0;
+  sb_u8 iscgo = 0;
+  if (sb_read(st->env, &iscgo, sizeof(iscgo), pi->iscgo_addr)) return 0;
+  return iscgo == 1;
+}
+
+/* Finds the sampled thread's g: the TLS slot when known and live (always on amd64; arm64 with
+ * iscgo set), else the g register (arm64 keeps g in R28 in Go code; C code preserves it,
+ * callee-saved). */
 SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs) {
   const struct sb_proc_info *pi = st->pi;
   if (!(pi->flags & SB_PI_HAS_OFFSETS)) return;
   int found = -1;
-  if ((pi->flags & SB_PI_HAS_TLS) && regs->tls_base != 0) {
+  if ((pi->flags & SB_PI_HAS_TLS) && regs->tls_base != 0 && sb_tls_g_live(st)) {
     sb_u64 g = 0;
     if (sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0) found = sb_try_g(st, g);
   }

@@ -106,6 +106,7 @@ struct sb_range {
 #define SB_PI_HAS_TLS 0x4              /* tls_g_offset known: g can be read */
 #define SB_PI_SYSTEMSTACK_SCHED 0x8    /* systemstack leaves its caller only in curg.sched (amd64 <1.21) */
 #define SB_PI_SWITCH_SCHED_BP 0x10     /* systemstack/asmcgocall: continue at curg.sched.bp (arm64 <1.25) */
+#define SB_PI_HAS_ISCGO 0x20           /* arm64: iscgo_addr known; the TLS g slot is live while *iscgo == 1 */
 
 /* Per-process facts, keyed by tgid in the proc_info map. */
 struct sb_proc_info {
@@ -113,7 +114,7 @@ struct sb_proc_info {
   sb_u32 arch;          /* enum sb_arch */
   sb_u64 text_start;    /* Go text, runtime addresses (PIE bias applied) */
   sb_u64 text_end;
-  sb_s64 tls_g_offset;  /* amd64: g = *(fs_base + tls_g_offset) */
+  sb_s64 tls_g_offset;  /* amd64: g = *(fs_base + tls_g_offset); arm64: *(TPIDR_EL0 + tls_g_offset) */
   sb_u32 delta_first;   /* this binary's run of entries in the sp_deltas array */
   sb_u32 delta_count;
   sb_u32 go_minor;      /* 19 for go1.19 ... */
@@ -122,6 +123,7 @@ struct sb_proc_info {
   sb_u64 vdso_end;
   struct sb_go_offsets off;
   struct sb_range ranges[SB_MAX_RANGES];
+  sb_u64 iscgo_addr;    /* arm64: runtime address of the byte runtime.iscgo (SB_PI_HAS_ISCGO) */
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the

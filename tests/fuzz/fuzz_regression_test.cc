@@ -38,6 +38,7 @@ TEST(FuzzRegressionTest, PprofReader) {
 }
 TEST(FuzzRegressionTest, CoreFile) { EXPECT_GT(Replay("fuzz_core_file", FuzzCoreFile), 0); }
 TEST(FuzzRegressionTest, CaseFile) { EXPECT_GT(Replay("fuzz_case_file", FuzzCaseFile), 0); }
+TEST(FuzzRegressionTest, AsmOffsets) { EXPECT_GT(Replay("fuzz_asm_offsets", FuzzAsmOffsets), 0); }
 
 }  // namespace
 }  // namespace sb::fuzz

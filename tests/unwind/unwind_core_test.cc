@@ -117,7 +117,7 @@ class UnwindCoreTest : public ::testing::Test {
     in.fault_addresses = faults_;
     Registers r;
     r.pc = pc; r.sp = sp; r.fp = fp; r.lr = lr; r.g_reg = g_reg;
-    r.tls_base = info_.arch == SB_ARCH_ARM64 ? 0 : kFsBase;
+    r.tls_base = info_.arch == SB_ARCH_ARM64 ? arm64_tpidr_ : kFsBase;
     return UnwindOnHost(in, r, &counters_);
   }
   static std::vector<uint64_t> Frames(const HostUnwindResult& r) {
@@ -129,6 +129,7 @@ class UnwindCoreTest : public ::testing::Test {
   FakeMemory mem_;
   std::set<uint64_t> faults_;
   sb_counters counters_{};
+  uint64_t arm64_tpidr_ = 0;  // arm64 TPIDR_EL0 given to the unwinder (0: none)
 };
 
 // Goroutine stack: main.f (sampled mid-body) called from main.f called from goexit.
@@ -580,6 +581,83 @@ TEST_F(UnwindCoreArm64Test, VdsoRecordAtVdsoSpMinus8) {
 TEST(StopReasonNames, EveryReasonHasAName) {
   for (int i = 1; i < SB_STOP_MAX; i++) EXPECT_STRNE(StopReasonName(i), "unknown") << i;
   for (int i = 0; i < SB_CROSS_MAX; i++) EXPECT_STRNE(CrossingName(i), "unknown") << i;
+}
+
+// arm64 g's TLS copy (TPIDR_EL0 + 16) is written by save_g only while runtime.iscgo is 1: the
+// unwinder reads the byte iscgo in the process and uses the slot only then, else R28.
+class UnwindCoreArm64TlsTest : public UnwindCoreArm64Test {
+ protected:
+  static constexpr uint64_t kTpidr = 0x7f0000200000;
+  static constexpr uint64_t kIscgo = 0x4c0021;
+  void SetUp() override {
+    UnwindCoreArm64Test::SetUp();
+    info_.flags |= SB_PI_HAS_TLS | SB_PI_HAS_ISCGO;
+    info_.tls_g_offset = 16;
+    info_.iscgo_addr = kIscgo;
+    arm64_tpidr_ = kTpidr;
+    mem_.Put64(kTpidr + 16, kG);  // what save_g would have written (or a stale value)
+    caller_sp_ = kGStackHi - 0x200;
+    GoFrame(caller_sp_, 0, kGoexit + 4);
+  }
+  void SetIscgo(uint8_t v) { mem_.Put32(kIscgo, v); }
+  HostUnwindResult RunLeaf(uint64_t g_reg, bool record_reads = false) {
+    HostUnwindInput in;
+    in.info = &info_;
+    in.deltas = &deltas_;
+    in.memory = &mem_;
+    in.record_reads = record_reads;
+    Registers r;
+    r.pc = kLeaf + 8;
+    r.sp = caller_sp_;
+    r.fp = caller_sp_ - 8;
+    r.lr = kMainF + 0x60;
+    r.g_reg = g_reg;
+    r.tls_base = kTpidr;
+    return UnwindOnHost(in, r, &counters_);
+  }
+  static bool Read(const HostUnwindResult& r, uint64_t addr) {
+    for (uint64_t a : r.reads) if (a == addr) return true;
+    return false;
+  }
+  uint64_t caller_sp_ = 0;
+};
+
+// iscgo 0 (a pure Go program): the slot is never written; only R28 is used. With R28 not a g
+// (here 0) the sample has no goroutine, though the slot happens to hold one.
+TEST_F(UnwindCoreArm64TlsTest, IscgoZeroUsesR28Only) {
+  SetIscgo(0);
+  auto r = RunLeaf(/*g_reg=*/0, /*record_reads=*/true);
+  EXPECT_TRUE(Read(r, kIscgo));
+  EXPECT_FALSE(Read(r, kTpidr + 16)) << "the TLS slot must not be read while iscgo is 0";
+  EXPECT_FALSE(r.sample.flags & SB_SAMPLE_HAS_GOID);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kLeaf + 8, kMainF + 0x60, kGoexit + 4}));
+
+  auto with_r28 = RunLeaf(/*g_reg=*/kG);
+  EXPECT_TRUE(with_r28.sample.flags & SB_SAMPLE_HAS_GOID);
+  EXPECT_EQ(with_r28.sample.goid, 42u);
+}
+
+// iscgo 1 (cgo): the slot is current even where R28 is not g (C code, a signal in libc).
+TEST_F(UnwindCoreArm64TlsTest, IscgoOneUsesTheTlsSlot) {
+  SetIscgo(1);
+  auto r = RunLeaf(/*g_reg=*/0x1234, /*record_reads=*/true);
+  EXPECT_TRUE(Read(r, kIscgo));
+  EXPECT_TRUE(Read(r, kTpidr + 16));
+  ASSERT_TRUE(r.sample.flags & SB_SAMPLE_HAS_GOID);
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// iscgo unreadable, or its address unknown: the slot is not trusted, R28 still is.
+TEST_F(UnwindCoreArm64TlsTest, IscgoUnknownFallsBackToR28) {
+  auto unreadable = RunLeaf(/*g_reg=*/kG, /*record_reads=*/true);  // iscgo byte not in memory
+  EXPECT_FALSE(Read(unreadable, kTpidr + 16));
+  EXPECT_EQ(unreadable.sample.goid, 42u);
+  SetIscgo(1);
+  info_.flags &= ~static_cast<uint32_t>(SB_PI_HAS_ISCGO);
+  auto no_addr = RunLeaf(/*g_reg=*/0, /*record_reads=*/true);
+  EXPECT_FALSE(Read(no_addr, kTpidr + 16));
+  EXPECT_FALSE(no_addr.sample.flags & SB_SAMPLE_HAS_GOID);
 }
 
 }  // namespace

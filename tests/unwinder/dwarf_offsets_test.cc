@@ -1,16 +1,26 @@
-// Runtime struct offsets from DWARF equal the version table on real binaries of every Go
-// release the project supports (1.19 installed; 1.21-1.27 fetched by tools/fetch-go.sh from
-// Debian into .cache/go), for amd64 and arm64. A release whose layout moved makes this fail.
+// Runtime struct offsets from DWARF equal the version table, and offsets read from the
+// runtime's own machine code equal DWARF field by field, on real binaries of every Go release
+// the project supports (1.19 installed; 1.21-1.27 fetched by tools/fetch-go.sh from Debian into
+// .cache/go), for amd64 and arm64, with and without cgo; the stripped twin (-s -w: no DWARF, no
+// symbols) must give the same asm-derived values. Each binary is built once and checked by both
+// sources. A release whose layout or runtime code moved makes this fail.
 #include "unwinder/dwarf_offsets.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <string>
 
+#include "symbolizer/binary.h"
 #include "tests/common/shell_util.h"
+#include "unwinder/asm_offsets.h"
+#include "unwinder/go_binary_facts.h"
 #include "unwinder/go_offsets_table.h"
+#include "unwinder/go_version.h"
+#include "unwinder/offset_fields.h"
+#include "unwinder/tls_slot.h"
 
 namespace sb::unwinder {
 namespace {
@@ -36,45 +46,124 @@ std::string Describe(const sb_go_offsets& o) {
 }
 
 // Builds the program with GO for GOARCH into dir; returns the binary path or "".
-std::string Build(const std::string& go, const std::string& arch, const std::string& dir, const std::string& flags) {
+std::string Build(const std::string& go, const std::string& arch, const std::string& dir, bool cgo, bool stripped) {
   std::string src = dir + "/main.go";
   FILE* f = fopen(src.c_str(), "w");
   if (!f) return "";
   fputs(kProgram, f);
   fclose(f);
-  std::string out = dir + "/prog-" + arch + (flags.empty() ? "" : "-stripped");
+  std::string out = dir + "/prog-" + arch + (cgo ? "-cgo" : "") + (stripped ? "-stripped" : "");
+  std::string cc = arch == "arm64" ? " CC=aarch64-linux-gnu-gcc" : "";
   auto r = test::RunCommand("cd " + test::Quote(dir) + " && env GOCACHE=" + test::Quote(SB_TEST_BUILD_DIR "/gocache-" + arch) +
-                            " GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=0 GOARCH=" + arch + " " +
-                            test::Quote(go) + " build " + flags + " -o " + test::Quote(out) + " main.go");
+                            " GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=" + (cgo ? "1" : "0") + cc +
+                            " GOARCH=" + arch + " " + test::Quote(go) + " build " +
+                            (stripped ? "-ldflags='-s -w' " : "") + "-o " + test::Quote(out) + " main.go");
   EXPECT_EQ(r.status, 0) << r.out;
   return r.status == 0 ? out : "";
 }
 
+// Every field the unwinder uses on this arch: asm-derived == expected (DWARF).
+void ExpectAsmEquals(const std::string& what, const AsmOffsets& a, const sb_go_offsets& want, bool arm64) {
+  for (const auto& f : kOffsetFields) {
+    if (!arm64 && !f.used_on_amd64) continue;
+    auto it = a.fields.find(f.name);
+    if (it == a.fields.end()) {
+      ADD_FAILURE() << what << ": " << f.name << " not derived from the runtime's code";
+      continue;
+    }
+    EXPECT_EQ(it->second.value, want.*(f.member)) << what << ": " << f.name << " from " << it->second.source;
+  }
+  EXPECT_TRUE(a.conflicts.empty()) << what << ": " << (a.conflicts.empty() ? "" : a.conflicts[0]);
+  EXPECT_TRUE(a.missing_functions.empty()) << what << ": " << (a.missing_functions.empty() ? "" : a.missing_functions[0]);
+}
+
+AsmOffsets AsmOf(const std::string& path) {
+  auto bin = sym::Binary::Load(path);
+  EXPECT_TRUE(bin.ok()) << path;
+  return bin.ok() ? DeriveOffsetsFromAsm(**bin) : AsmOffsets{};
+}
+
 void CheckToolchain(const std::string& go, int minor) {
+  auto table = GoOffsetsForVersion(1, minor);
+  ASSERT_TRUE(table);
   for (const char* arch : {"amd64", "arm64"}) {
-    SCOPED_TRACE(std::string("go1.") + std::to_string(minor) + " " + arch);
-    std::string dir = test::MakeTempDir(SB_TEST_BUILD_DIR "/tmp", "dwarf-1." + std::to_string(minor));
-    std::string bin = Build(go, arch, dir, "");
-    ASSERT_FALSE(bin.empty());
-    auto dwarf = GoOffsetsFromDwarf(bin);
-    ASSERT_TRUE(dwarf.ok()) << dwarf.error();
-    auto table = GoOffsetsForVersion(1, minor);
-    ASSERT_TRUE(table);
-    EXPECT_EQ(std::memcmp(&*dwarf, &*table, sizeof(sb_go_offsets)), 0)
-        << "DWARF: " << Describe(*dwarf) << "\ntable: " << Describe(*table);
-    // -w drops DWARF: the error says so (the analysis then falls back to the table).
-    std::string stripped = Build(go, arch, dir, "-ldflags=-w");
-    ASSERT_FALSE(stripped.empty());
-    auto none = GoOffsetsFromDwarf(stripped);
-    ASSERT_FALSE(none.ok());
-    EXPECT_NE(none.error().find("DWARF"), std::string::npos) << none.error();
+    const bool arm64 = std::string(arch) == "arm64";
+    for (bool cgo : {false, true}) {
+      SCOPED_TRACE(std::string("go1.") + std::to_string(minor) + " " + arch + (cgo ? " cgo" : ""));
+      std::string dir = test::MakeTempDir(SB_TEST_BUILD_DIR "/tmp", "offsets-1." + std::to_string(minor));
+      std::string bin = Build(go, arch, dir, cgo, false);
+      ASSERT_FALSE(bin.empty());
+      auto dwarf = GoOffsetsFromDwarf(bin);
+      ASSERT_TRUE(dwarf.ok()) << dwarf.error();
+      EXPECT_EQ(std::memcmp(&*dwarf, &*table, sizeof(sb_go_offsets)), 0)
+          << "DWARF: " << Describe(*dwarf) << "\ntable: " << Describe(*table);
+      AsmOffsets asm_full = AsmOf(bin);
+      ExpectAsmEquals("asm (unstripped)", asm_full, *dwarf, arm64);
+      // -s -w drops DWARF and the symbol table: the error says so, and the code still tells.
+      std::string stripped = Build(go, arch, dir, cgo, true);
+      ASSERT_FALSE(stripped.empty());
+      auto none = GoOffsetsFromDwarf(stripped);
+      ASSERT_FALSE(none.ok());
+      EXPECT_NE(none.error().find("DWARF"), std::string::npos) << none.error();
+      AsmOffsets asm_stripped = AsmOf(stripped);
+      ExpectAsmEquals("asm (stripped)", asm_stripped, *dwarf, arm64);
+      // Without .go.buildinfo the version still comes from runtime.buildVersion: by symbol in
+      // the unstripped binary, through runtime.schedinit in the stripped one.
+      for (const std::string& b : {bin, stripped}) {
+        std::string nobi = b + "-nobuildinfo";
+        auto r = test::RunCommand(std::string(arm64 ? "aarch64-linux-gnu-objcopy" : "objcopy") +
+                                  " --remove-section .go.buildinfo " + test::Quote(b) + " " + test::Quote(nobi));
+        ASSERT_EQ(r.status, 0) << r.out;
+        auto loaded = sym::Binary::Load(nobi);
+        ASSERT_TRUE(loaded.ok());
+        EXPECT_EQ((*loaded)->build_info(), nullptr) << nobi;
+        auto v = GoVersionFromRuntime(**loaded);
+        ASSERT_TRUE(v.ok()) << nobi << ": " << v.error();
+        EXPECT_EQ(v->minor, minor) << v->version;
+        EXPECT_NE(v->source.find(b == bin ? "symbol" : "schedinit"), std::string::npos) << v->source;
+      }
+      if (arm64) {
+        // g's TLS slot and iscgo: the symbol-based answer and the decoded one agree.
+        auto b = sym::Binary::Load(bin);
+        ASSERT_TRUE(b.ok());
+        auto slot = FindArm64TlsSlot(**b, asm_full);
+        ASSERT_TRUE(slot.ok()) << slot.error();
+        ASSERT_TRUE(asm_full.arm64_tls_g_offset && asm_full.iscgo_address);
+        EXPECT_EQ(slot->tls.offset, asm_full.arm64_tls_g_offset->value);
+        EXPECT_EQ(slot->iscgo_addr, static_cast<uint64_t>(asm_full.iscgo_address->value));
+        ASSERT_TRUE(asm_stripped.arm64_tls_g_offset && asm_stripped.iscgo_address);
+        EXPECT_EQ(asm_stripped.arm64_tls_g_offset->value, asm_full.arm64_tls_g_offset->value);
+        // mcall callees' g0 slot: the prologue decode agrees with the location list of `gp`
+        // in every binary with DWARF, and the stripped twin decodes the same slots.
+        auto facts = AnalyzeGoBinary(**b, bin);
+        ASSERT_TRUE(facts.ok()) << facts.error();
+        auto sb = sym::Binary::Load(stripped);
+        ASSERT_TRUE(sb.ok());
+        auto sfacts = AnalyzeGoBinary(**sb, stripped);
+        ASSERT_TRUE(sfacts.ok()) << sfacts.error();
+        for (const auto& m : (*facts)->missing) EXPECT_EQ(m.find("DWARF does not"), std::string::npos) << m;
+        std::map<std::string, int32_t> proven, decoded;
+        for (const auto& r : (*facts)->ranges) {
+          if (r.kind != SB_FN_MCALL_SPILLER) continue;
+          EXPECT_NE(r.slot_source.find("proven by DWARF"), std::string::npos) << r.name << ": " << r.slot_source;
+          proven[r.name] = r.slot_offset;
+        }
+        for (const auto& r : (*sfacts)->ranges) {
+          if (r.kind != SB_FN_MCALL_SPILLER) continue;
+          EXPECT_EQ(r.slot_source, "prologue") << r.name;
+          decoded[r.name] = r.slot_offset;
+        }
+        EXPECT_GE(proven.size(), 3u);  // park_m, preemptPark, goyield_m in every release
+        EXPECT_EQ(proven, decoded);
+      }
+    }
   }
 }
 
-TEST(DwarfOffsets, Go119MatchesTheTable) { CheckToolchain(SB_GO_EXECUTABLE, 19); }
+TEST(RuntimeOffsets, Go119DwarfTableAndAsmAgree) { CheckToolchain(SB_GO_EXECUTABLE, 19); }
 
 // Go 1.21 to 1.27 from Debian (bookworm-backports, trixie, forky, sid, experimental).
-TEST(DwarfOffsets, Go121To127MatchTheTable) {
+TEST(RuntimeOffsets, Go121To127DwarfTableAndAsmAgree) {
   auto fetched = test::RunCommand(test::Quote(SB_SOURCE_DIR "/tools/fetch-go.sh"), /*merge_stderr=*/false);
   ASSERT_EQ(fetched.status, 0) << "tools/fetch-go.sh failed (it needs the Debian mirror): " << fetched.out;
   int seen = 0;

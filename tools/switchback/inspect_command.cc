@@ -31,27 +31,40 @@ int RunInspect(const InspectArgs& a) {
     return 1;
   }
   const auto& f = **facts;
-  const auto& o = f.offsets;
   nlohmann::json j;
   j["path"] = f.path;
   j["arch"] = sym::ArchName(f.arch);
   j["go_version"] = f.go_version;
+  j["go_version_source"] = f.go_version_source;
   j["pie"] = f.pie;
   j["build_id"] = f.build_id;
   j["text"] = {{"start", f.text_start}, {"end", f.text_end}};
   j["offsets"] = {{"source", f.offsets_source}, {"known", f.has_offsets}};
-  if (f.has_offsets) {
-    j["offsets"]["g"] = {{"stack.lo", o.g_stack_lo}, {"stack.hi", o.g_stack_hi}, {"m", o.g_m},
-                         {"sched", o.g_sched}, {"atomicstatus", o.g_atomicstatus}, {"goid", o.g_goid}};
-    j["offsets"]["gobuf"] = {{"sp", o.gobuf_sp}, {"pc", o.gobuf_pc}, {"bp", o.gobuf_bp}, {"lr", o.gobuf_lr}};
-    j["offsets"]["m"] = {{"g0", o.m_g0}, {"curg", o.m_curg}, {"gsignal", o.m_gsignal}};
+  // Every field: the value used, where it came from, each source's value, and whether the
+  // sources that are present agree.
+  nlohmann::json fields = nlohmann::json::array();
+  for (const auto& fc : f.offset_fields) {
+    nlohmann::json e = {{"name", fc.name}, {"source", fc.source}, {"agree", fc.agree}, {"needed", fc.needed}};
+    e["value"] = fc.value >= 0 ? nlohmann::json(fc.value) : nlohmann::json(nullptr);
+    if (fc.dwarf) e["dwarf"] = *fc.dwarf;
+    if (fc.asm_value) e["asm"] = {{"value", *fc.asm_value}, {"functions", fc.asm_source}};
+    if (fc.table) e["table"] = *fc.table;
+    fields.push_back(e);
   }
+  j["offsets"]["fields"] = fields;
+  j["offsets"]["asm_conflicts"] = f.asm_conflicts;
   j["tls"] = {{"known", f.has_tls}, {"g_offset", f.tls_g_offset}, {"source", f.tls_source}};
+  if (f.arch == sym::Arch::kArm64)
+    j["tls"]["iscgo"] = {{"known", f.has_iscgo}, {"address", f.iscgo_addr}, {"source", f.iscgo_source}};
   j["systemstack_recipe"] = f.systemstack_sched_recipe ? "curg.sched.sp (amd64 < go1.21)"
                             : f.switch_sched_bp_recipe ? "frame record at curg.sched.bp (arm64 < go1.25)"
                                                        : "frame pointers";
   nlohmann::json ranges = nlohmann::json::array();
-  for (const auto& r : f.ranges) ranges.push_back({{"name", r.name}, {"start", r.start}, {"end", r.end}});
+  for (const auto& r : f.ranges) {
+    nlohmann::json e = {{"name", r.name}, {"start", r.start}, {"end", r.end}};
+    if (r.kind == SB_FN_MCALL_SPILLER) e["g0_slot"] = {{"offset", r.slot_offset}, {"source", r.slot_source}};
+    ranges.push_back(e);
+  }
   j["functions"] = ranges;
   j["pcsp_runs"] = f.sp_deltas.size();
   j["missing"] = f.missing;
@@ -62,18 +75,34 @@ int RunInspect(const InspectArgs& a) {
   printf("%s\n  arch %s, %s, %s\n", f.path.c_str(), sym::ArchName(f.arch),
          f.go_version.empty() ? "Go version unknown" : f.go_version.c_str(), f.pie ? "PIE" : "not PIE");
   printf("  build id    %s\n", f.build_id.c_str());
+  if (!f.go_version_source.empty()) printf("  Go version  from %s\n", f.go_version_source.c_str());
   printf("  Go text     0x%llx-0x%llx, %zu pcsp runs\n", (unsigned long long)f.text_start,
          (unsigned long long)f.text_end, f.sp_deltas.size());
   printf("  offsets     %s\n", f.offsets_source.c_str());
-  if (f.has_offsets)
-    printf("              g.m=%u g.sched=%u g.goid=%u g.atomicstatus=%u gobuf.sp/pc/bp=%u/%u/%u m.g0=%u m.curg=%u m.gsignal=%u\n",
-           o.g_m, o.g_sched, o.g_goid, o.g_atomicstatus, o.gobuf_sp, o.gobuf_pc, o.gobuf_bp, o.m_g0,
-           o.m_curg, o.m_gsignal);
-  printf("  TLS g       %s\n", f.has_tls ? fmt::format("fs_base{:+d} ({})", f.tls_g_offset, f.tls_source).c_str()
-                                         : f.tls_source.c_str());
+  for (const auto& fc : f.offset_fields) {
+    std::string others;
+    if (fc.dwarf) others += fmt::format(" dwarf={}", *fc.dwarf);
+    if (fc.asm_value) others += fmt::format(" asm={} ({})", *fc.asm_value, fc.asm_source);
+    if (fc.table) others += fmt::format(" table={}", *fc.table);
+    printf("    %-15s %5s  from %-8s %s%s%s\n", fc.name.c_str(), fc.value >= 0 ? std::to_string(fc.value).c_str() : "-",
+           fc.source.rfind("asm:", 0) == 0 ? "asm" : fc.source.c_str(), fc.agree ? "agree:" : "DISAGREE:",
+           others.c_str(), fc.needed ? "" : "  (not used on this arch)");
+  }
+  for (const auto& c : f.asm_conflicts) printf("    conflicting runtime code: %s\n", c.c_str());
+  if (f.arch == sym::Arch::kArm64) {
+    printf("  TLS g       %s\n", f.has_tls ? fmt::format("TPIDR_EL0{:+d} ({}), live while runtime.iscgo at 0x{:x} is 1 ({}); else R28",
+                                                        f.tls_g_offset, f.tls_source, f.iscgo_addr, f.iscgo_source).c_str()
+                                           : f.tls_source.c_str());
+  } else {
+    printf("  TLS g       %s\n", f.has_tls ? fmt::format("fs_base{:+d} ({})", f.tls_g_offset, f.tls_source).c_str()
+                                           : f.tls_source.c_str());
+  }
   printf("  systemstack %s\n", j["systemstack_recipe"].get<std::string>().c_str());
   for (const auto& r : f.ranges)
-    printf("  %-22s 0x%llx-0x%llx\n", r.name.c_str(), (unsigned long long)r.start, (unsigned long long)r.end);
+    printf("  %-22s 0x%llx-0x%llx%s\n", r.name.c_str(), (unsigned long long)r.start, (unsigned long long)r.end,
+           r.kind == SB_FN_MCALL_SPILLER
+               ? fmt::format("  g0 slot at g0.sched.sp{:+d} ({})", r.slot_offset, r.slot_source).c_str()
+               : "");
   for (const auto& m : f.missing) printf("  missing: %s\n", m.c_str());
   return 0;
 }

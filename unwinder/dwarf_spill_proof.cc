@@ -1,0 +1,123 @@
+#include "unwinder/dwarf_spill_proof.h"
+
+#include <fcntl.h>
+#include <libdwarf/dwarf.h>
+#include <libdwarf/libdwarf.h>
+#include <unistd.h>
+
+#include <set>
+
+namespace sb::unwinder {
+namespace {
+
+std::string Name(Dwarf_Debug dbg, Dwarf_Die die) {
+  char* name = nullptr;
+  Dwarf_Error err = nullptr;
+  if (dwarf_diename(die, &name, &err) != DW_DLV_OK || name == nullptr) return "";
+  std::string s(name);
+  dwarf_dealloc(dbg, name, DW_DLA_STRING);
+  return s;
+}
+
+// The DW_OP_fbreg entries of a location attribute.
+std::vector<StackHome> FbregEntries(Dwarf_Attribute attr) {
+  std::vector<StackHome> out;
+  Dwarf_Loc_Head_c head = nullptr;
+  Dwarf_Unsigned count = 0;
+  Dwarf_Error err = nullptr;
+  if (dwarf_get_loclist_c(attr, &head, &count, &err) != DW_DLV_OK) return out;
+  for (Dwarf_Unsigned i = 0; i < count && i < 4096; i++) {
+    Dwarf_Small lle = 0, source = 0;
+    Dwarf_Unsigned rawlo = 0, rawhi = 0, nops = 0, expr_off = 0, desc_off = 0;
+    Dwarf_Bool unavailable = 0;
+    Dwarf_Addr lo = 0, hi = 0;
+    Dwarf_Locdesc_c desc = nullptr;
+    if (dwarf_get_locdesc_entry_d(head, i, &lle, &rawlo, &rawhi, &unavailable, &lo, &hi, &nops, &desc, &source,
+                                  &expr_off, &desc_off, &err) != DW_DLV_OK)
+      continue;
+    if (nops != 1 || source == 0) continue;  // source 0: a single expression for the whole scope
+    Dwarf_Small atom = 0;
+    Dwarf_Unsigned op1 = 0, op2 = 0, op3 = 0, branch = 0;
+    if (dwarf_get_location_op_value_c(desc, 0, &atom, &op1, &op2, &op3, &branch, &err) != DW_DLV_OK) continue;
+    if (atom != DW_OP_fbreg || hi <= lo) continue;
+    out.push_back(StackHome{lo, hi, static_cast<int64_t>(op1)});
+  }
+  dwarf_loc_head_c_dealloc(head);
+  return out;
+}
+
+// The `gp` parameter of a subprogram DIE: true when found (homes may still be empty).
+bool GpHomes(Dwarf_Debug dbg, Dwarf_Die sub, std::vector<StackHome>* homes) {
+  Dwarf_Die child = nullptr;
+  Dwarf_Error err = nullptr;
+  bool found = false;
+  if (dwarf_child(sub, &child, &err) != DW_DLV_OK) return false;
+  for (int guard = 0; child != nullptr && guard < 10000; guard++) {
+    Dwarf_Half tag = 0;
+    if (!found && dwarf_tag(child, &tag, &err) == DW_DLV_OK && tag == DW_TAG_formal_parameter &&
+        Name(dbg, child) == "gp") {
+      Dwarf_Attribute attr = nullptr;
+      found = true;
+      if (dwarf_attr(child, DW_AT_location, &attr, &err) == DW_DLV_OK) {
+        *homes = FbregEntries(attr);
+        dwarf_dealloc_attribute(attr);
+      }
+    }
+    Dwarf_Die next = nullptr;
+    int r = dwarf_siblingof_b(dbg, child, 1, &next, &err);
+    dwarf_dealloc_die(child);
+    child = r == DW_DLV_OK ? next : nullptr;
+  }
+  if (child != nullptr) dwarf_dealloc_die(child);
+  return found;
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::vector<StackHome>>> GpStackHomes(const std::string& path,
+                                                                  const std::vector<std::string>& names) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return MakeError("cannot open " + path);
+  Dwarf_Debug dbg = nullptr;
+  Dwarf_Error err = nullptr;
+  int r = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, nullptr, nullptr, &dbg, &err);
+  if (r != DW_DLV_OK) {
+    close(fd);
+    return MakeError(r == DW_DLV_NO_ENTRY ? "no DWARF" : "unreadable DWARF");
+  }
+  std::set<std::string> wanted(names.begin(), names.end());
+  std::map<std::string, std::vector<StackHome>> out;
+  for (int units = 0; units < 100000 && out.size() < wanted.size(); units++) {
+    Dwarf_Unsigned hdr_len = 0, typeoff = 0, next = 0;
+    Dwarf_Half version = 0, addr_size = 0, len_size = 0, ext_size = 0, cu_type = 0;
+    Dwarf_Off abbrev = 0;
+    Dwarf_Sig8 sig;
+    if (dwarf_next_cu_header_d(dbg, 1, &hdr_len, &version, &abbrev, &addr_size, &len_size, &ext_size, &sig,
+                               &typeoff, &next, &cu_type, &err) != DW_DLV_OK)
+      break;
+    Dwarf_Die cu = nullptr;
+    if (dwarf_siblingof_b(dbg, nullptr, 1, &cu, &err) != DW_DLV_OK) continue;
+    Dwarf_Die die = nullptr;
+    if (dwarf_child(cu, &die, &err) == DW_DLV_OK) {
+      // Go puts every function's DIE directly under its compilation unit.
+      for (int guard = 0; die != nullptr && guard < 10000000; guard++) {
+        Dwarf_Half tag = 0;
+        if (dwarf_tag(die, &tag, &err) == DW_DLV_OK && tag == DW_TAG_subprogram) {
+          std::string name = Name(dbg, die);
+          std::vector<StackHome> homes;
+          if (wanted.count(name) && !out.count(name) && GpHomes(dbg, die, &homes)) out[name] = homes;
+        }
+        Dwarf_Die sib = nullptr;
+        int rr = dwarf_siblingof_b(dbg, die, 1, &sib, &err);
+        dwarf_dealloc_die(die);
+        die = rr == DW_DLV_OK ? sib : nullptr;
+      }
+    }
+    dwarf_dealloc_die(cu);
+  }
+  dwarf_finish(dbg, &err);
+  close(fd);
+  return out;
+}
+
+}  // namespace sb::unwinder
