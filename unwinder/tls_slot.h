@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/result.h"
@@ -17,5 +18,11 @@ struct TlsSlot {
 // amd64: decodes runtime.systemstack (Zydis) for its `MOVQ FS:disp32, reg` (local-exec TLS,
 // the case for every Go-linked executable, cgo or not). Errors say what was not found.
 Result<TlsSlot> FindTlsSlot(const sym::Binary& bin);
+
+// The decoder step of FindTlsSlot: the offset from fs_base that CODE (the first bytes of a
+// runtime function linked at ADDRESS in ELF) loads g from, or nullopt. ELF is only read for
+// RIP-relative GOT slots. Public for the fuzz target, which feeds it arbitrary bytes.
+std::optional<int64_t> FsDisplacementOfG(const sym::ElfFile& elf, const uint8_t* code, size_t size,
+                                         uint64_t address);
 
 }  // namespace sb::unwinder

@@ -119,6 +119,18 @@ TEST(BinaryCacheTest, IdentityAndReload) {
   for (auto& t : threads) t.join();
   for (Binary* p : seen) EXPECT_EQ(p, a->get());
 
+  // The same file by another name (a symlink like /proc/PID/exe, a hard link): the same
+  // object, parsed once.
+  ASSERT_EQ(RunCommand("ln -s " + Quote(path) + " " + Quote(path + ".sym") + " && ln " + Quote(path) + " " +
+                       Quote(path + ".hard"))
+                .status,
+            0);
+  for (const char* suffix : {".sym", ".hard"}) {
+    auto other = cache.Get(path + suffix);
+    ASSERT_TRUE(other.ok()) << other.error();
+    EXPECT_EQ(other->get(), a->get()) << suffix;
+  }
+
   // Replace the file with a different binary: new inode -> reloaded, different content.
   ASSERT_EQ(RunCommand("cp " + Quote(progs.stripped) + " " + Quote(path + ".new") + " && mv " +
                 Quote(path + ".new") + " " + Quote(path))
