@@ -79,7 +79,7 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
     if (!Alive(pid)) return MakeError(name + " has exited");
     if (ec == std::errc::permission_denied)
       return MakeError(name + ": permission denied reading " + proc +
-                       "/exe (another user's process needs CAP_SYS_PTRACE)");
+                       "/exe (another user's process without CAP_SYS_PTRACE, or not dumpable)");
     if (ec == std::errc::no_such_file_or_directory)
       return MakeError(name + " has no executable (a kernel thread)");
     return MakeError(name + ": cannot read its executable (" + ec.message() + ")");
@@ -115,8 +115,12 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
                            "using the running executable (" + proc + "/exe)");
   }
   if (p.binary->go() == nullptr) {
-    if (require_go)
+    if (require_go) {
+      // Not kept: `record --all` checks every executable on the host once, and keeping them
+      // all mapped made its RSS grow with the number of distinct binaries running.
+      cache_->Forget(p.binary.get());
       return MakeError(name + " (" + exe + ") is not a Go program (no .gopclntab)");
+    }
     procs_[pid] = std::move(p);
     return &procs_[pid];
   }

@@ -107,6 +107,17 @@ Result<std::shared_ptr<Binary>> BinaryCache::Get(const std::string& path) {
   return it->second;
 }
 
+void BinaryCache::Forget(const Binary* b) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = by_key_.begin(); it != by_key_.end();) {
+    if (it->second.get() == b) {
+      it = by_key_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 namespace {
 
 // Size of the vDSO image mapped at base: the larger of the PT_LOAD ends and the end of the

@@ -47,6 +47,9 @@ class BinaryCache {
   // binary replaced on disk is loaded anew and /proc/PID/exe of many processes running one
   // file is loaded once.
   Result<std::shared_ptr<Binary>> Get(const std::string& path);
+  // Drops B from the cache (users holding it keep it): for files looked at once and not
+  // wanted, such as every non-Go executable `record --all` checks, so they are unmapped.
+  void Forget(const Binary* b);
   // The kernel's vDSO image as mapped in this process (same kernel => same image as every
   // process on the host).
   Result<std::shared_ptr<Binary>> Vdso();
