@@ -69,7 +69,7 @@ int64_t RecordAndSignal(const fs::path& dir, const std::string& tag, std::vector
 
 TEST_F(SignalTest, EarlySignalsWhileAttaching) {
   fs::path dir = TestDir(SB_TEST_OUT_DIR);
-  Child demo({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=60s"}, dir / "demo.out",
+  Child demo({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=0"}, dir / "demo.out",
              dir / "demo.err");
   std::this_thread::sleep_for(milliseconds(300));
   for (int sig : {SIGINT, SIGTERM}) {
@@ -83,11 +83,14 @@ TEST_F(SignalTest, EarlySignalsWhileAttaching) {
 
 TEST_F(SignalTest, SigtermWhileRecordingWritesWhatWasRecorded) {
   fs::path dir = TestDir(SB_TEST_OUT_DIR);
-  Child demo({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=60s"}, dir / "demo.out",
+  Child demo({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=0"}, dir / "demo.out",
              dir / "demo.err");
   std::this_thread::sleep_for(milliseconds(300));
-  int64_t n = RecordAndSignal(dir, "term", {"--all", "--frequency", "499"}, SIGTERM, milliseconds(1500), true);
-  EXPECT_GT(n, 100) << "samples recorded before SIGTERM were not written";
+  // --pid: the process is followed before the perf events open, so every sample after the
+  // attach counts (with --all the scan of the host may still be running then).
+  int64_t n = RecordAndSignal(dir, "term", {"--pid", std::to_string(demo.pid()), "--frequency", "499"}, SIGTERM,
+                              milliseconds(2500), true);
+  EXPECT_GT(n, 20) << "samples recorded before SIGTERM were not written";
   RunResult top = RunCommand({kGo, "tool", "pprof", "-top", (dir / "term.pb.gz").string()}, dir, "pprof-top",
                              seconds(120));
   ASSERT_TRUE(top.exited_ok()) << Describe(top);
