@@ -51,10 +51,18 @@ Status CheckWritable(const std::string& path) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return MakeError("cannot write " + path + ": no directory " + dir.string());
   if (fs::is_directory(p, ec)) return MakeError("cannot write " + path + ": it is a directory");
-  if (access(dir.c_str(), W_OK) != 0)
-    return MakeError("cannot write " + path + ": " + std::strerror(errno));
   if (fs::exists(p, ec) && access(p.c_str(), W_OK) != 0)
     return MakeError("cannot write " + path + ": " + std::strerror(errno));
+  // Create (and remove) the very temporary file WriteFileAtomic will use: permission bits do
+  // not stop root, but read-only mounts, /proc and /sys, quotas and full inode tables do.
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return Status::Ok();  // left by an earlier run with our pid: writable
+    return MakeError("cannot write " + path + ": " + std::strerror(errno));
+  }
+  close(fd);
+  unlink(tmp.c_str());
   return Status::Ok();
 }
 

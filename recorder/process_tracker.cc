@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
+#include <system_error>
 
 #include "base/file_util.h"
 #include "unwinder/bpf_sampler.h"
@@ -35,16 +37,23 @@ bool Alive(uint32_t pid) {
 }  // namespace
 
 Result<std::shared_ptr<sym::Binary>> ProcessTracker::LoadFile(const TrackedProcess& p,
-                                                             const std::string& path) {
+                                                             const unwinder::MemoryMapping& m) {
   if (!p.exited) {
-    std::string via_root = "/proc/" + std::to_string(p.pid) + "/root" + path;
-    std::error_code ec;
-    if (std::filesystem::exists(via_root, ec)) {
+    std::string proc = "/proc/" + std::to_string(p.pid);
+    std::string via_root = proc + "/root" + m.path;
+    struct stat st {};
+    if (stat(via_root.c_str(), &st) == 0 && (m.inode == 0 || st.st_ino == m.inode)) {
       auto b = cache_->Get(via_root);
       if (b.ok()) return b;
     }
+    // The mapped file itself (needs CAP_SYS_ADMIN, which the sampler needs anyway).
+    char range[64];
+    snprintf(range, sizeof range, "/map_files/%llx-%llx", static_cast<unsigned long long>(m.start),
+             static_cast<unsigned long long>(m.end));
+    auto b = cache_->Get(proc + range);
+    if (b.ok()) return b;
   }
-  return cache_->Get(path);
+  return cache_->Get(m.path);
 }
 
 Result<std::shared_ptr<const unwinder::GoBinaryFacts>> ProcessTracker::FactsFor(
@@ -59,32 +68,59 @@ Result<std::shared_ptr<const unwinder::GoBinaryFacts>> ProcessTracker::FactsFor(
 Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
   if (auto* p = Find(pid)) return p;
   std::string proc = "/proc/" + std::to_string(pid);
+  std::string name = "process " + std::to_string(pid);
+  auto gone = [&]() -> Result<TrackedProcess*> {
+    return MakeError(name + " exited while switchback was attaching to it");
+  };
   std::error_code ec;
   std::string exe = std::filesystem::read_symlink(proc + "/exe", ec).string();
   if (ec) {
-    if (!std::filesystem::exists(proc))
-      return MakeError("process " + std::to_string(pid) + " does not exist");
-    return MakeError("process " + std::to_string(pid) + ": cannot read its executable (" +
-                     ec.message() + "; a kernel thread, or permission denied)");
+    if (!std::filesystem::exists(proc)) return MakeError(name + " does not exist");
+    if (!Alive(pid)) return MakeError(name + " has exited");
+    if (ec == std::errc::permission_denied)
+      return MakeError(name + ": permission denied reading " + proc +
+                       "/exe (another user's process without CAP_SYS_PTRACE, or not dumpable)");
+    if (ec == std::errc::no_such_file_or_directory)
+      return MakeError(name + " has no executable (a kernel thread)");
+    return MakeError(name + ": cannot read its executable (" + ec.message() + ")");
   }
   static constexpr std::string_view kDeleted = " (deleted)";
-  if (exe.size() > kDeleted.size() && exe.ends_with(kDeleted)) exe.resize(exe.size() - kDeleted.size());
+  bool deleted = exe.size() > kDeleted.size() && exe.ends_with(kDeleted);
+  if (deleted) exe.resize(exe.size() - kDeleted.size());
 
   TrackedProcess p;
   p.pid = pid;
   p.exe = exe;
   p.comm = ReadComm(pid);
   auto maps = unwinder::ReadProcessMaps(static_cast<int>(pid));
-  if (!maps.ok()) return maps.take_error();
+  if (!maps.ok()) return Alive(pid) ? maps.take_error() : gone();
   p.maps = std::move(*maps);
 
   // /proc/PID/exe opens the very file the process runs, even if it was replaced on disk.
   auto bin = cache_->Get(proc + "/exe");
-  if (!bin.ok()) return MakeError("process " + std::to_string(pid) + " (" + exe + "): " + bin.error());
+  if (!bin.ok()) {
+    if (!Alive(pid)) return gone();
+    return MakeError(name + " (" + exe + "): " + bin.error());
+  }
   p.binary = *bin;
+  // A binary rebuilt or upgraded while the process runs: the path now names another file
+  // (another inode), or none. Symbols and facts come from the running one; say so, since
+  // anyone symbolizing this profile later from the path would get them wrong.
+  struct stat running {}, on_disk {};
+  if (stat((proc + "/exe").c_str(), &running) == 0) {
+    bool same = stat((proc + "/root" + exe).c_str(), &on_disk) == 0 && on_disk.st_dev == running.st_dev &&
+                on_disk.st_ino == running.st_ino;
+    if (!same || deleted)
+      p.warnings.push_back(name + ": " + exe + " was replaced or deleted on disk after the process started; "
+                           "using the running executable (" + proc + "/exe)");
+  }
   if (p.binary->go() == nullptr) {
-    if (require_go)
-      return MakeError("process " + std::to_string(pid) + " (" + exe + ") is not a Go program (no .gopclntab)");
+    if (require_go) {
+      // Not kept: `record --all` checks every executable on the host once, and keeping them
+      // all mapped made its RSS grow with the number of distinct binaries running.
+      cache_->Forget(p.binary.get());
+      return MakeError(name + " (" + exe + ") is not a Go program (no .gopclntab)");
+    }
     procs_[pid] = std::move(p);
     return &procs_[pid];
   }

@@ -29,6 +29,7 @@ struct TrackedProcess {
   uint64_t bias = 0;
   std::vector<unwinder::MemoryMapping> maps;
   bool exited = false;
+  std::vector<std::string> warnings;  // one line each, e.g. the executable changed on disk
 };
 
 class ProcessTracker {
@@ -38,7 +39,9 @@ class ProcessTracker {
       : cache_(cache), sampler_(sampler) {}
 
   // Analyses PID and hands it to the sampler. Fails with a one-line reason for a missing
-  // process or, when require_go, a process that is not a Go program.
+  // process, one that exits meanwhile, one we may not read or, when require_go, a process
+  // that is not a Go program. An executable replaced or deleted on disk since the process
+  // started is read through /proc/PID/exe (the file the process runs) and noted in warnings.
   Result<TrackedProcess*> Track(uint32_t pid, bool require_go);
   TrackedProcess* Find(uint32_t pid);
   // Adds a process described elsewhere (a core file, a test); not handed to the sampler.
@@ -49,8 +52,10 @@ class ProcessTracker {
   size_t CheckAlive();
   const std::map<uint32_t, TrackedProcess>& processes() const { return procs_; }
 
-  // Loads a file the way the process saw it (through /proc/PID/root while it is alive).
-  Result<std::shared_ptr<sym::Binary>> LoadFile(const TrackedProcess& p, const std::string& path);
+  // Loads the file behind mapping M the way the process saw it: through /proc/PID/root while
+  // it is alive, or through /proc/PID/map_files when the file on disk is no longer the one
+  // mapped (another inode: replaced by a package upgrade, say).
+  Result<std::shared_ptr<sym::Binary>> LoadFile(const TrackedProcess& p, const unwinder::MemoryMapping& m);
   sym::BinaryCache* cache() { return cache_; }
 
  private:

@@ -25,6 +25,7 @@ nlohmann::json StatsToJson(const RecordStats& s) {
                      {"offsets_source", p.offsets_source},
                      {"tls_source", p.tls_source},
                      {"missing", p.missing},
+                     {"warnings", p.warnings},
                      {"samples", p.samples},
                      {"exited", p.exited}});
   }
@@ -46,11 +47,15 @@ std::string StatsSummary(const RecordStats& s) {
   double pct = s.samples ? 100.0 * static_cast<double>(s.ended_at_root) / static_cast<double>(s.samples) : 0;
   out += fmt::format("Recorded {:.1f}s at {} Hz: {} samples, {} lost\n", s.duration_s, s.frequency_hz,
                      s.samples, s.lost);
+  if (s.lost > 0)
+    out += fmt::format("  {:.2f}% of samples were lost: the ring buffer was full (userspace fell behind)\n",
+                       100.0 * static_cast<double>(s.lost) / static_cast<double>(s.lost + s.samples));
   for (const auto& p : s.processes) {
     out += fmt::format("  pid {:<8} {:>8} samples  {} {}{}\n", p.pid, p.samples, p.exe,
                        p.go_version.empty() ? "(Go version unknown)" : p.go_version,
                        p.exited ? " (exited)" : "");
     for (const auto& m : p.missing) out += fmt::format("      missing: {}\n", m);
+    for (const auto& w : p.warnings) out += fmt::format("      warning: {}\n", w);
   }
   out += fmt::format("Stacks ending at a root: {} of {} ({:.2f}%)\n", s.ended_at_root, s.samples, pct);
   for (const auto& [reason, n] : s.stop_reasons) {

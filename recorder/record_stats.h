@@ -17,6 +17,7 @@ struct ProcessStats {
   std::string offsets_source;
   std::string tls_source;
   std::vector<std::string> missing;
+  std::vector<std::string> warnings;  // e.g. the executable changed on disk
   uint64_t samples = 0;
   bool exited = false;
 };

@@ -65,6 +65,7 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
     auto it = agg.per_pid().find(pid);
     ps.samples = it == agg.per_pid().end() ? 0 : it->second;
     ps.exited = p.exited;
+    ps.warnings = p.warnings;
     st.processes.push_back(std::move(ps));
   }
   auto ps = sampler.ProgramStats();
@@ -96,15 +97,26 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   if (!sampler.ok()) return sampler.take_error();
 
   ProcessTracker tracker(&cache, sampler->get());
+  auto track = [&](uint32_t pid) -> Status {
+    auto r = tracker.Track(pid, true);
+    if (!r.ok()) return MakeError(r.error());
+    if (opts.on_warning)
+      for (const std::string& w : (*r)->warnings) opts.on_warning(w);
+    return Status::Ok();
+  };
+  auto stopping = [&] { return opts.stop && opts.stop->load(); };
   for (uint32_t pid : opts.pids)
-    if (auto r = tracker.Track(pid, true); !r.ok()) return r.take_error();
+    if (auto st = track(pid); !st.ok()) return MakeError(st.error());
   std::set<uint32_t> ignored;  // not Go, or gone: never looked at again
   auto consider = [&](uint32_t pid) {
     if (pid == static_cast<uint32_t>(getpid()) || ignored.count(pid) || tracker.Find(pid)) return;
-    if (!tracker.Track(pid, true).ok()) ignored.insert(pid);
+    if (!track(pid).ok()) ignored.insert(pid);
   };
   if (opts.all)
-    for (uint32_t pid : AllPids()) consider(pid);
+    for (uint32_t pid : AllPids()) {
+      if (stopping()) break;  // Ctrl-C while attaching: finish with what we have
+      consider(pid);
+    }
 
   if (opts.on_started) opts.on_started();
   SampleAggregator agg;
@@ -119,7 +131,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
     sampler.value()->Poll(100, on_sample, on_new);
     auto now = Clock::now();
     double elapsed = std::chrono::duration<double>(now - start).count();
-    if (opts.stop && opts.stop->load()) break;
+    if (stopping()) break;
     if (opts.duration_s > 0 && elapsed >= opts.duration_s) break;
     if (now - last_alive > std::chrono::milliseconds(500)) {
       last_alive = now;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "base/result.h"
@@ -28,6 +29,7 @@ struct RecordOptions {
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const LiveStatus&)> on_status;  // called about 4 times a second
   std::function<void()> on_started;  // sampling is attached (after every check passed)
+  std::function<void(const std::string&)> on_warning;  // one line, e.g. a binary changed on disk
 };
 
 struct RecordResult {

@@ -93,7 +93,7 @@ class ProcessSymbolizer {
     } else if (m.path == p.exe && p.binary) {
       bin = p.binary;
     } else if (m.file_backed()) {
-      auto b = tracker_.LoadFile(p, m.path);
+      auto b = tracker_.LoadFile(p, m);
       if (b.ok()) bin = *b;
     }
     bins_[key] = bin;

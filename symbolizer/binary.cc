@@ -88,9 +88,11 @@ std::vector<SourceFrame> Binary::Symbolize(uint64_t vaddr) const {
 Result<std::shared_ptr<Binary>> BinaryCache::Get(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return MakeError(path + ": " + std::strerror(errno));
-  std::string key = path + '\0' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) +
-                    ':' + std::to_string(st.st_size) + ':' + std::to_string(st.st_mtim.tv_sec) +
-                    '.' + std::to_string(st.st_mtim.tv_nsec);
+  // The file's identity, not its name: 50 processes of one executable open it as
+  // /proc/PID/exe under 50 names, and it is parsed once.
+  std::string key = std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' +
+                    std::to_string(st.st_size) + ':' + std::to_string(st.st_mtim.tv_sec) + '.' +
+                    std::to_string(st.st_mtim.tv_nsec);
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = by_key_.find(key);
@@ -103,6 +105,17 @@ Result<std::shared_ptr<Binary>> BinaryCache::Get(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = by_key_.emplace(key, *b);
   return it->second;
+}
+
+void BinaryCache::Forget(const Binary* b) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = by_key_.begin(); it != by_key_.end();) {
+    if (it->second.get() == b) {
+      it = by_key_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 namespace {

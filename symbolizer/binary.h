@@ -1,6 +1,6 @@
 // Binary: everything the symbolizer knows about one file (executable, library or vDSO image),
-// loaded once and shared. BinaryCache: one Binary per (path, device, inode, size, mtime), so
-// every process running the same executable shares its tables.
+// loaded once and shared. BinaryCache: one Binary per (device, inode, size, mtime), whatever
+// the path it is reached by, so every process running the same executable shares its tables.
 #pragma once
 
 #include <cstdint>
@@ -43,9 +43,13 @@ class Binary {
 
 class BinaryCache {
  public:
-  // Loads PATH (or returns the cached one). Identity includes inode and mtime, so a binary
-  // replaced on disk is loaded anew.
+  // Loads PATH (or returns the cached one). Identity is device, inode, size and mtime, so a
+  // binary replaced on disk is loaded anew and /proc/PID/exe of many processes running one
+  // file is loaded once.
   Result<std::shared_ptr<Binary>> Get(const std::string& path);
+  // Drops B from the cache (users holding it keep it): for files looked at once and not
+  // wanted, such as every non-Go executable `record --all` checks, so they are unmapped.
+  void Forget(const Binary* b);
   // The kernel's vDSO image as mapped in this process (same kernel => same image as every
   // process on the host).
   Result<std::shared_ptr<Binary>> Vdso();

@@ -16,6 +16,7 @@ pkgs=(
   golang-go                                     # Go 1.19: builds the test workloads
   qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross  # arm64 workloads (cgo too)
   delve gdb linux-perf                          # oracles and baselines
+  libcap2-bin                                   # capsh: tests drop BPF capabilities
   binutils file procps jq
 )
 # npm fetches the real Go 1.27 test binaries (lefthook); the machine image may carry its own

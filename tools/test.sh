@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian 12 machine, as root: install, build, run every test
-# (unit, BPF integration, fuzz-corpus regression). BPF tests need root and a BTF kernel; when
-# they cannot run they say so in their skip message.
+# (unit, BPF integration, bad input, fuzz-corpus regression), then the same suite again in a
+# sanitizer build (clang-14, ASan + UBSan with -fno-sanitize-recover, so any finding fails its
+# test) that also runs every libFuzzer target for SWITCHBACK_FUZZ_SECONDS (default 20) each.
+# BPF tests need root and a BTF kernel; when they cannot run they say so in their skip message.
+#   SWITCHBACK_ASAN=0 tools/test.sh   skips the sanitizer build and the fuzz runs
+#   tools/test.sh -R REGEX            passes its arguments to both ctest runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+ASAN_BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
 tools/build.sh
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
-cd "$BUILD_DIR"
-ctest --output-on-failure --timeout 600 -j1 "$@"
+rc=0
+(cd "$BUILD_DIR" && ctest --output-on-failure --timeout 600 -j1 "$@") || rc=1
+if [ "${SWITCHBACK_ASAN:-1}" = 1 ]; then
+  BUILD_DIR=$ASAN_BUILD_DIR tools/build.sh -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DSWITCHBACK_SANITIZE=ON -DSWITCHBACK_FUZZ=ON -DSWITCHBACK_FUZZ_SECONDS="${SWITCHBACK_FUZZ_SECONDS:-20}"
+  # Not under the sanitizers: tests that only measure or compare Go toolchains' output, whose
+  # time is Go builds, not our code (listed in ASAN_EXCLUDE below, with the reason).
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  (cd "$ASAN_BUILD_DIR" && ctest --output-on-failure --timeout 900 -j1 ${ASAN_EXCLUDE:+-E "$ASAN_EXCLUDE"} "$@") || rc=1
+fi
+exit $rc

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <filesystem>
 
 #include "sampler.h"
@@ -26,11 +29,38 @@ int SilentPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
 
 std::string Errno(int err) { return std::strerror(err < 0 ? -err : err); }
 
+// Capability numbers (linux/capability.h; the system header may predate CAP_BPF).
+constexpr int kCapSysAdmin = 21;
+constexpr int kCapPerfmon = 38;
+constexpr int kCapBpf = 39;
+
+// This process's effective capability set (CapEff in /proc/self/status), 0 if unreadable.
+uint64_t EffectiveCapabilities() {
+  FILE* f = fopen("/proc/self/status", "re");
+  if (f == nullptr) return 0;
+  char line[256];
+  uint64_t caps = 0;
+  while (fgets(line, sizeof line, f) != nullptr)
+    if (strncmp(line, "CapEff:", 7) == 0) caps = strtoull(line + 7, nullptr, 16);
+  fclose(f);
+  return caps;
+}
+
 }  // namespace
 
 std::string BpfUnavailableReason() {
-  if (geteuid() != 0)
-    return "switchback needs root (or CAP_BPF and CAP_PERFMON) to load its BPF sampler";
+  // A perf_event BPF program that reads user memory needs CAP_BPF and CAP_PERFMON (kernel 5.8+),
+  // or CAP_SYS_ADMIN, which covers both; so does the system-wide perf event per CPU. Root
+  // without them (a container, capsh --drop) fails the same way as a plain user.
+  uint64_t caps = EffectiveCapabilities();
+  auto has = [caps](int cap) { return (caps >> cap) & 1; };
+  if (!has(kCapSysAdmin) && !(has(kCapBpf) && has(kCapPerfmon))) {
+    std::string missing;
+    for (auto [cap, name] : {std::pair{kCapBpf, "CAP_BPF"}, std::pair{kCapPerfmon, "CAP_PERFMON"}})
+      if (!has(cap)) missing += std::string(missing.empty() ? "" : " and ") + name;
+    return "cannot load the BPF sampler without CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): missing " +
+           missing + (geteuid() != 0 ? " (run it as root)" : "");
+  }
   if (!std::filesystem::exists("/sys/kernel/btf/vmlinux"))
     return "the kernel has no BTF (/sys/kernel/btf/vmlinux missing): CONFIG_DEBUG_INFO_BTF is needed";
   return "";

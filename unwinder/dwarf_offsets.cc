@@ -81,6 +81,8 @@ Result<sb_go_offsets> GoOffsetsFromDwarf(const std::string& path) {
   Dwarf_Error err = nullptr;
   int r = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, nullptr, nullptr, &dbg, &err);
   if (r != DW_DLV_OK) {
+    // An error from a failed init belongs to no Dwarf_Debug, so dwarf_finish cannot free it.
+    if (r == DW_DLV_ERROR) dwarf_dealloc_error(nullptr, err);
     close(fd);
     return MakeError(r == DW_DLV_NO_ENTRY ? "no DWARF" : "unreadable DWARF");
   }

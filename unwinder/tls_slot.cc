@@ -18,6 +18,7 @@ namespace {
 // exec TLS through a GOT slot the linker resolved; read from the file).
 bool FindFsDisplacement(const sym::ElfFile& elf, const uint8_t* code, size_t size, uint64_t address,
                         int64_t* disp) {
+  if (code == nullptr) return false;
   ZydisDecoder decoder;
   if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
     return false;
@@ -63,6 +64,13 @@ bool FindFsDisplacement(const sym::ElfFile& elf, const uint8_t* code, size_t siz
 }
 
 }  // namespace
+
+std::optional<int64_t> FsDisplacementOfG(const sym::ElfFile& elf, const uint8_t* code, size_t size,
+                                         uint64_t address) {
+  int64_t disp = 0;
+  if (!FindFsDisplacement(elf, code, size, address, &disp)) return std::nullopt;
+  return disp;
+}
 
 Result<TlsSlot> FindTlsSlot(const sym::Binary& bin) {
   const sym::GoPclntab* go = bin.go();

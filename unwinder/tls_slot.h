@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/result.h"
@@ -29,5 +30,11 @@ struct Arm64TlsSlot {
 // is there, else what runtime.save_g/load_g store to and load from (asm_facts); iscgo from its
 // symbol, else the byte save_g/load_g test. When both sources exist they must agree.
 Result<Arm64TlsSlot> FindArm64TlsSlot(const sym::Binary& bin, const AsmOffsets& asm_facts);
+
+// The decoder step of FindTlsSlot: the offset from fs_base that CODE (the first bytes of a
+// runtime function linked at ADDRESS in ELF) loads g from, or nullopt. ELF is only read for
+// RIP-relative GOT slots. Public for the fuzz target, which feeds it arbitrary bytes.
+std::optional<int64_t> FsDisplacementOfG(const sym::ElfFile& elf, const uint8_t* code, size_t size,
+                                         uint64_t address);
 
 }  // namespace sb::unwinder

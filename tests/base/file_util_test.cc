@@ -36,5 +36,17 @@ TEST(FileUtil, CheckWritableRejectsMissingDirectory) {
   EXPECT_TRUE(CheckWritable("/tmp/sb-check-writable.pb.gz").ok());
 }
 
+// Root ignores permission bits, so the check creates the temporary file for real: /sys takes
+// no new files even from root. The probe leaves nothing behind.
+TEST(FileUtil, CheckWritableTriesTheFile) {
+  auto st = CheckWritable("/sys/sb-check.json");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error(), "cannot write /sys/sb-check.json: Permission denied");
+  std::string path = "/tmp/sb-check-writable-" + std::to_string(getpid()) + ".json";
+  ASSERT_TRUE(CheckWritable(path).ok());
+  EXPECT_NE(access((path + ".tmp." + std::to_string(getpid())).c_str(), F_OK), 0);
+  EXPECT_NE(access(path.c_str(), F_OK), 0);
+}
+
 }  // namespace
 }  // namespace sb

@@ -5,9 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
+#include "symbolizer/elf_file.h"
 #include "tests/fuzz/fuzz_targets.h"
+#include "unwinder/dwarf_offsets.h"
+#include "unwinder/tls_slot.h"
 
 namespace sb::fuzz {
 namespace {
@@ -39,6 +43,44 @@ TEST(FuzzRegressionTest, PprofReader) {
 TEST(FuzzRegressionTest, CoreFile) { EXPECT_GT(Replay("fuzz_core_file", FuzzCoreFile), 0); }
 TEST(FuzzRegressionTest, CaseFile) { EXPECT_GT(Replay("fuzz_case_file", FuzzCaseFile), 0); }
 TEST(FuzzRegressionTest, AsmOffsets) { EXPECT_GT(Replay("fuzz_asm_offsets", FuzzAsmOffsets), 0); }
+TEST(FuzzRegressionTest, DwarfOffsets) {
+  EXPECT_GT(Replay("fuzz_dwarf_offsets", FuzzDwarfOffsets), 0);
+}
+TEST(FuzzRegressionTest, TlsSlot) { EXPECT_GT(Replay("fuzz_tls_slot", FuzzTlsSlot), 0); }
+
+// The seeds must reach the code they are for, or the fuzzer starts from nothing: the DWARF
+// seeds describe Go 1.19's runtime.g layout, the code seeds load g from fs_base - 8.
+TEST(FuzzRegressionTest, DwarfSeedsAreRead) {
+  for (const char* name : {"go_structs_dwarf4", "go_structs_dwarf4_zlib", "go_structs_dwarf4_zdebug",
+                           "go_structs_dwarf5"}) {
+    SCOPED_TRACE(name);
+    auto o = unwinder::GoOffsetsFromDwarf(std::string(SB_FUZZ_CORPUS_DIR) + "/fuzz_dwarf_offsets/" + name);
+    ASSERT_TRUE(o.ok()) << o.error();
+    EXPECT_EQ(o->g_goid, 152);
+    EXPECT_EQ(o->g_atomicstatus, 144);
+    EXPECT_EQ(o->g_sched, 56);
+    EXPECT_EQ(o->gobuf_lr, 40);
+    EXPECT_EQ(o->gobuf_bp, 48);
+  }
+}
+
+TEST(FuzzRegressionTest, TlsSeedsAreDecoded) {
+  for (const char* name : {"demo119_systemstack", "demo119pie_systemstack", "demo127_systemstack",
+                           "demo127pie_systemstack"}) {
+    SCOPED_TRACE(name);
+    std::ifstream in(std::string(SB_FUZZ_CORPUS_DIR) + "/fuzz_tls_slot/" + name, std::ios::binary);
+    std::string code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(code.empty());
+    std::string bare = "\x7f" "ELF\x02\x01\x01";
+    bare.resize(64, '\0');
+    auto e = sym::ElfFile::FromBytes(bare, "bare");
+    ASSERT_TRUE(e.ok()) << e.error();
+    auto d = unwinder::FsDisplacementOfG(**e, reinterpret_cast<const uint8_t*>(code.data()), code.size(),
+                                         0x401000);
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(*d, -8);
+  }
+}
 
 }  // namespace
 }  // namespace sb::fuzz

@@ -1,4 +1,4 @@
-// Entry points of the symbolizer fuzz targets. Each is the body of a libFuzzer target
+// Entry points of the fuzz targets. Each is the body of a libFuzzer target
 // (fuzz_*.cc) and is also called by fuzz_regression_test over the saved corpus, so inputs that
 // once crashed are replayed in every normal test run.
 #pragma once
@@ -15,5 +15,7 @@ int FuzzPprofReader(const uint8_t* data, size_t size);  // profile/pprof_reader
 int FuzzCoreFile(const uint8_t* data, size_t size);     // coredump/core_file
 int FuzzCaseFile(const uint8_t* data, size_t size);     // coredump/replay/case_file
 int FuzzAsmOffsets(const uint8_t* data, size_t size);   // unwinder/asm_offsets (decoders, tracer)
+int FuzzDwarfOffsets(const uint8_t* data, size_t size); // unwinder/dwarf_offsets (libdwarf)
+int FuzzTlsSlot(const uint8_t* data, size_t size);      // unwinder/tls_slot (Zydis)
 
 }  // namespace sb::fuzz

@@ -31,7 +31,7 @@
 
 namespace {
 
-using namespace sbtest;  // NOLINT: the harness is this file's vocabulary
+using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
 
 constexpr double kMinRootShare = 0.99;
 // A stack is "frequent" at this share of its profile's samples. Why 1%: each profile has

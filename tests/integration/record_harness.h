@@ -18,13 +18,10 @@
 #include <nlohmann/json.hpp>
 
 #include "profile/profile_data.h"
+#include "tests/integration/cli_runner.h"
 
-namespace sbtest {
+namespace sb::itest {
 
-namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-using std::chrono::milliseconds;
-using std::chrono::seconds;
 using sb::profile::ProfileData;
 using sb::profile::Sample;
 
@@ -37,54 +34,12 @@ extern const std::set<std::string> kRootFunctions;
 // Roots that must never have frames beyond them.
 extern const std::set<std::string> kHardRoots;
 
-// ---- processes
-
-struct RunResult {
-  int status = -1;  // waitpid status
-  bool timed_out = false;
-  std::string out, err;
-  double seconds = 0;
-  bool exited_ok() const;
-};
-std::string Describe(const RunResult& r);
-
-// A child process with stdout and stderr in files. Killed (SIGKILL) if still running when the
-// object dies, so a failing assertion never leaves workloads behind.
-class Child {
- public:
-  Child(std::vector<std::string> argv, fs::path out, fs::path err,
-        std::vector<std::string> env = {});
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  ~Child();
-  pid_t pid() const { return pid_; }
-  bool running();
-  void Signal(int sig);
-  // Waits up to TIMEOUT; on timeout kills the child and reports timed_out.
-  RunResult Wait(milliseconds timeout);
-
- private:
-  std::vector<std::string> argv_, env_;
-  fs::path out_, err_;
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-  int status_ = -1;
-  Clock::time_point start_, end_;
-};
-
-// Runs ARGV to completion in DIR's name.stdout / name.stderr files. ENV entries (NAME=VALUE)
-// are added to the environment.
-RunResult RunCommand(const std::vector<std::string>& argv, const fs::path& dir, const std::string& name,
-                     milliseconds timeout, const std::vector<std::string>& env = {});
-// True once process PID has at least one perf_event fd open (the sampler is attached).
-bool WaitAttached(pid_t pid, milliseconds timeout);
-bool BpfAvailable(std::string* why);
+// Processes, per-test directories and pprof loading: cli_runner.h.
 // A fresh output directory for the current test under SB_TEST_OUT_DIR.
 fs::path TestDir();
 
 // ---- profiles
 
-std::optional<ProfileData> LoadPprof(const fs::path& path, std::string* error);
 // Function names of S, leaf first, inline frames expanded (innermost first).
 std::vector<std::string> LeafFirst(const ProfileData& p, const Sample& s);
 int64_t TotalCount(const ProfileData& p);
@@ -157,6 +112,6 @@ void ExpectSharesAgree(const ProfileData& ours, const ProfileData& oracle, doubl
 const nlohmann::json* FindProcess(const nlohmann::json& stats, pid_t pid);
 int64_t CountForPid(const ProfileData& p, pid_t pid);
 
-}  // namespace sbtest
+}  // namespace sb::itest
 
 #endif  // SWITCHBACK_TESTS_INTEGRATION_RECORD_HARNESS_H_

@@ -26,7 +26,7 @@
 
 namespace {
 
-using namespace sbtest;  // NOLINT: the harness is this file's vocabulary
+using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
 
 // Stop reasons that are expected, by design, for the demo workload:
 //   max_frames       mode depth recurses past SB_MAX_FRAMES (128) on purpose. Accepted only
@@ -233,29 +233,6 @@ TEST_F(RecordTest, CgoFramesReachTheCallingGoroutine) {
   EXPECT_GT(shares["main.goSpin"], 0.1);
 }
 
-// A pid that does not exist: fails fast, non-zero, one clear line on stderr.
-TEST(RecordCli, NoSuchPidFailsFast) {
-  ASSERT_TRUE(fs::exists(kSwitchback)) << kSwitchback << " missing: build target `switchback`";
-  fs::path dir = TestDir();
-  RunResult r = RunCommand({kSwitchback, "record", "--pid", "999999999", "--duration", "30", "--output",
-                     (dir / "none.pb.gz").string()},
-                    dir, "record", seconds(20));
-  EXPECT_FALSE(r.timed_out);
-  ASSERT_TRUE(WIFEXITED(r.status)) << Describe(r);
-  EXPECT_NE(WEXITSTATUS(r.status), 0) << Describe(r);
-  EXPECT_LT(r.seconds, 5.0) << "did not fail fast";
-  std::string err = r.err;
-  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
-  EXPECT_FALSE(err.empty()) << "no error message";
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 0) << "stderr is not one line:\n" << r.err;
-  if (geteuid() == 0) {
-    EXPECT_NE(err.find("999999999"), std::string::npos) << "error does not name the pid: " << err;
-  }
-  EXPECT_FALSE(fs::exists(dir / "none.pb.gz")) << "wrote a profile anyway";
-}
-
-// --all: a Go process that starts after the recording began is found (through the sampler's
-// new-process notification) and recorded; a non-Go process running beside it is not.
 TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
   fs::path dir = TestDir();
   fs::path pprof = dir / "all.pb.gz", stats_path = dir / "stats.json";
@@ -313,39 +290,8 @@ TEST_F(RecordTest, SigintEndsTheRecordingAndWritesTheProfile) {
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
 }
 
-// Bad requests fail before anything is recorded, with one line that says what is wrong.
-RunResult RecordFails(const std::vector<std::string>& args, const std::string& name) {
-  fs::path dir = TestDir();
-  std::vector<std::string> argv = {kSwitchback, "record"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunResult r = RunCommand(argv, dir, name, seconds(20));
-  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0) << Describe(r);
-  EXPECT_LT(r.seconds, 5.0) << "did not fail fast";
-  std::string err = r.err;
-  while (!err.empty() && err.back() == '\n') err.pop_back();
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 0) << "stderr is not one line:\n" << r.err;
-  return r;
-}
-
-TEST_F(RecordTest, NonGoProcessIsRejectedByName) {
-  fs::path dir = TestDir();
-  Child sleeper({"/bin/sleep", "20"}, dir / "sleep.stdout", dir / "sleep.stderr");
-  std::this_thread::sleep_for(milliseconds(200));
-  RunResult r = RecordFails({"--pid", std::to_string(sleeper.pid()), "--duration", "5", "--output",
-                             (dir / "x.pb.gz").string()},
-                            "nongo");
-  EXPECT_NE(r.err.find("not a Go program"), std::string::npos) << r.err;
-}
-
-TEST_F(RecordTest, UnwritableOutputFailsBeforeRecording) {
-  fs::path dir = TestDir();
-  Child demo({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=20s"}, dir / "demo.stdout",
-             dir / "demo.stderr");
-  RunResult r = RecordFails({"--pid", std::to_string(demo.pid()), "--duration", "30", "--output",
-                             "/nonexistent-dir/x.pb.gz"},
-                            "unwritable");
-  EXPECT_NE(r.err.find("/nonexistent-dir/x.pb.gz"), std::string::npos) << r.err;
-}
+// Bad input (missing, exiting and non-Go processes, unwritable outputs, ...) is tested in
+// cli_bad_input_test.cc.
 
 TEST(RecordCli, HelpExplainsTheOptions) {
   fs::path dir = TestDir();

@@ -41,5 +41,18 @@ TEST(RecordStats, SummaryNamesStopReasonsAndShare) {
   EXPECT_NE(s.find("pid 42"), std::string::npos) << s;
 }
 
+TEST(RecordStats, LostSamplesAndWarningsAreReported) {
+  RecordStats st = Example();
+  st.lost = 50;
+  st.processes[0].warnings = {"process 42: /bin/demo was replaced or deleted on disk"};
+  auto j = StatsToJson(st);
+  EXPECT_EQ(j["lost"], 50);
+  EXPECT_EQ(j["processes"][0]["warnings"][0], "process 42: /bin/demo was replaced or deleted on disk");
+  std::string s = StatsSummary(st);
+  EXPECT_NE(s.find("200 samples, 50 lost"), std::string::npos) << s;
+  EXPECT_NE(s.find("20.00% of samples were lost"), std::string::npos) << s;
+  EXPECT_NE(s.find("warning: process 42: /bin/demo was replaced"), std::string::npos) << s;
+}
+
 }  // namespace
 }  // namespace sb::recorder

@@ -119,6 +119,28 @@ TEST(BinaryCacheTest, IdentityAndReload) {
   for (auto& t : threads) t.join();
   for (Binary* p : seen) EXPECT_EQ(p, a->get());
 
+  // The same file by another name (a symlink like /proc/PID/exe, a hard link): the same
+  // object, parsed once.
+  ASSERT_EQ(RunCommand("ln -s " + Quote(path) + " " + Quote(path + ".sym") + " && ln " + Quote(path) + " " +
+                       Quote(path + ".hard"))
+                .status,
+            0);
+  for (const char* suffix : {".sym", ".hard"}) {
+    auto other = cache.Get(path + suffix);
+    ASSERT_TRUE(other.ok()) << other.error();
+    EXPECT_EQ(other->get(), a->get()) << suffix;
+  }
+  // Forgotten: the next Get loads it anew; the old object stays valid for its holders.
+  cache.Forget(a->get());
+  auto fresh = cache.Get(path);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_NE(fresh->get(), a->get());
+  EXPECT_FALSE((*a)->elf().Symbols().empty());
+  cache.Forget(fresh->get());
+  auto again2 = cache.Get(path);
+  ASSERT_TRUE(again2.ok());
+  a = again2;  // what the rest of the test compares against
+
   // Replace the file with a different binary: new inode -> reloaded, different content.
   ASSERT_EQ(RunCommand("cp " + Quote(progs.stripped) + " " + Quote(path + ".new") + " && mv " +
                 Quote(path + ".new") + " " + Quote(path))

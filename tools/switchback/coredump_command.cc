@@ -76,6 +76,14 @@ Result<std::string> RunGcore(int pid, const std::string& prefix) {
 }
 
 int RunNew(const NewArgs& a) {
+  {
+    // The case directory must take files before gcore spends its time (NewCase creates it too).
+    std::error_code ec;
+    fs::create_directories(a.dir, ec);
+    if (ec) return Fail("new", "cannot write cases to " + a.dir + ": " + ec.message());
+    if (auto st = CheckWritable((fs::path(a.dir) / (a.name + ".json")).string()); !st.ok())
+      return Fail("new", st.error());
+  }
   coredump::NewCaseOptions o;
   o.dir = a.dir;
   o.name = a.name;

@@ -43,15 +43,17 @@ int Fail(const std::string& msg) {
 }
 
 int RunRecord(const RecordArgs& a) {
+  // Ctrl-C or SIGTERM from here on ends the recording early, at any step (checks, attach,
+  // sampling), and what was recorded is still written.
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   // Every output must be writable before we spend the recording time.
   for (const std::string* path : {&a.output, &a.folded, &a.flamegraph, &a.stats}) {
     if (path->empty()) continue;
     if (auto st = CheckWritable(*path); !st.ok()) return Fail(st.error());
   }
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
 
   recorder::RecordOptions opts;
   opts.pids = a.pids;
@@ -61,6 +63,10 @@ int RunRecord(const RecordArgs& a) {
   opts.compare_fp_walk = a.compare_fp_walk;
   opts.stop = &g_stop;
   bool tty = isatty(STDERR_FILENO) && !a.quiet;
+  // Warnings go out even with --quiet: they say the profile may be read wrongly later.
+  opts.on_warning = [tty](const std::string& w) {
+    fprintf(stderr, "%sswitchback: warning: %s\n", tty ? "\r\033[K" : "", w.c_str());
+  };
   if (tty) {
     opts.on_status = [](const recorder::LiveStatus& s) {
       fprintf(stderr, "\r\033[K[%6.1fs] samples %llu  lost %llu  processes %zu  (Ctrl-C to stop)",

@@ -1,0 +1,36 @@
+// Fuzz target: the DWARF lookup of the runtime's struct offsets (unwinder/dwarf_offsets.cc,
+// libdwarf). libdwarf reads from a file descriptor, so the input goes into a memfd and is
+// opened through /proc/self/fd. Seeds: a tiny ELF whose DWARF describes C structs renamed to
+// runtime.g / runtime.m / runtime.gobuf / runtime.stack (tests/fuzz/seeds/go_structs.c), plain,
+// zlib-compressed (SHF_COMPRESSED and .zdebug_*) and DWARF 5.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "tests/fuzz/fuzz_targets.h"
+#include "unwinder/dwarf_offsets.h"
+
+namespace sb::fuzz {
+
+int FuzzDwarfOffsets(const uint8_t* data, size_t size) {
+  int fd = memfd_create("fuzz_dwarf", MFD_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t off = 0;
+  while (off < size) {
+    ssize_t n = write(fd, data + off, size - off);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  if (off == size) (void)unwinder::GoOffsetsFromDwarf("/proc/self/fd/" + std::to_string(fd));
+  close(fd);
+  return 0;
+}
+
+}  // namespace sb::fuzz
+
+#ifdef SB_LIBFUZZER
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return sb::fuzz::FuzzDwarfOffsets(data, size);
+}
+#endif
