@@ -112,21 +112,26 @@ Result<RecordResult> Record(const RecordOptions& opts) {
     if (pid == static_cast<uint32_t>(getpid()) || ignored.count(pid) || tracker.Find(pid)) return;
     if (!track(pid).ok()) ignored.insert(pid);
   };
-  if (opts.all)
-    for (uint32_t pid : AllPids()) {
-      if (stopping()) break;  // Ctrl-C while attaching: finish with what we have
-      consider(pid);
-    }
-
-  if (opts.on_started) opts.on_started();
   SampleAggregator agg;
-  auto start = Clock::now();
-  auto last_status = start;
-  auto last_alive = start;
   auto on_sample = [&](const sb_sample& s) { agg.Add(s); };
   auto on_new = [&](uint32_t pid) {
     if (opts.all) consider(pid);
   };
+  if (opts.all) {
+    // The scan of a busy host takes seconds: keep draining the ring buffers meanwhile, so a
+    // process that starts during the scan is followed at its first sample (not only after the
+    // scan, when it may be gone) and samples of processes already followed are kept.
+    for (uint32_t pid : AllPids()) {
+      if (stopping()) break;  // Ctrl-C while attaching: finish with what we have
+      consider(pid);
+      sampler.value()->Poll(0, on_sample, on_new);
+    }
+  }
+
+  if (opts.on_started) opts.on_started();
+  auto start = Clock::now();
+  auto last_status = start;
+  auto last_alive = start;
   for (;;) {
     sampler.value()->Poll(100, on_sample, on_new);
     auto now = Clock::now();

@@ -41,7 +41,9 @@ bool FindFsDisplacement(const sym::ElfFile& elf, const uint8_t* code, size_t siz
         if (it == known.end()) return false;
         base = it->second;
       }
-      *disp = base + (src.mem.disp.has_displacement ? src.mem.disp.value : 0);
+      // Wrapping sum (the CPU's): base and displacement come from arbitrary code bytes.
+      uint64_t d = src.mem.disp.has_displacement ? static_cast<uint64_t>(src.mem.disp.value) : 0;
+      *disp = static_cast<int64_t>(static_cast<uint64_t>(base) + d);
       return true;
     }
     if (insn.mnemonic != ZYDIS_MNEMONIC_MOV || dst.type != ZYDIS_OPERAND_TYPE_REGISTER) continue;
