@@ -254,12 +254,14 @@ TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
   auto j = nlohmann::json::parse(*stats, nullptr, false);
   const nlohmann::json* proc = FindProcess(j, late.pid());
   ASSERT_NE(proc, nullptr) << "the late Go process was not followed: " << j.dump();
-  EXPECT_GT(proc->value("samples", int64_t{0}), 100) << proc->dump();
+  // Followed is the point; how many samples it gets depends on the machine's load (a loaded
+  // 2-core CI box gave 89 of the ~800 an idle one gives), so only a floor well above chance.
+  EXPECT_GT(proc->value("samples", int64_t{0}), 20) << proc->dump();
   EXPECT_EQ(FindProcess(j, other.pid()), nullptr) << "a non-Go process was followed";
   std::string err;
   auto p = LoadPprof(pprof, &err);
   ASSERT_TRUE(p) << err;
-  EXPECT_GT(CountForPid(*p, late.pid()), 100);
+  EXPECT_EQ(CountForPid(*p, late.pid()), proc->value("samples", int64_t{0}));
   EXPECT_GT(InclusiveShares(*p)["main.spin"], 0.1);
 }
 
