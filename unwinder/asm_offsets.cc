@@ -128,7 +128,7 @@ bool MFieldThenG(const Val& v, int64_t gm, int64_t* x, int64_t* y) {
 // Switching to g0: `MOVQ m_g0(BX), SI; ...; MOVQ (g_sched+gobuf_sp)(SI), SP` gives m.g0 and
 // sched+sp (mcall, systemstack, morestack). systemstack switches back to m.curg the same way and
 // restores BP from curg.sched.bp (Go 1.21+ amd64, every arm64 release).
-void RuleSwitchSp(const std::string& fn, const Events& ev, int64_t gm, bool back_to_curg, Collector* c) {
+void RuleSwitchSp(const std::string& fn, const Events& ev, int64_t gm, bool back_to_curg, int fp_reg, Collector* c) {
   std::optional<int64_t> g0, curg;
   for (const Event& e : ev) {
     if (e.kind != EventKind::kRegWrite) continue;
@@ -144,8 +144,7 @@ void RuleSwitchSp(const std::string& fn, const Events& ev, int64_t gm, bool back
         c->Add("m.curg", x, fn);
         c->Add("sched+sp", y, fn);
       }
-    } else if (curg && x == *curg && e.reg != asmtrace::kSP) {
-      // Only the frame pointer register is reported besides SP and LR; LR is never restored here.
+    } else if (curg && x == *curg && e.reg == fp_reg) {
       c->Add("sched+bp", y, fn);
     }
   }
@@ -298,8 +297,9 @@ AsmOffsets DeriveOffsetsFromCode(sym::Arch arch, const std::vector<FuncCode>& fu
     if (ev.count(fn)) RuleGM(fn, ev[fn], &c);
   if (auto gm = c.Get("g.m")) {
     for (const char* fn : {"runtime.mcall", "runtime.morestack"})
-      if (ev.count(fn)) RuleSwitchSp(fn, ev[fn], *gm, false, &c);
-    if (ev.count("runtime.systemstack")) RuleSwitchSp("runtime.systemstack", ev["runtime.systemstack"], *gm, true, &c);
+      if (ev.count(fn)) RuleSwitchSp(fn, ev[fn], *gm, false, fp_reg, &c);
+    if (ev.count("runtime.systemstack"))
+      RuleSwitchSp("runtime.systemstack", ev["runtime.systemstack"], *gm, true, fp_reg, &c);
     if (auto g0 = c.Get("m.g0")) {
       if (ev.count("runtime.systemstack")) {
         auto xs = GCompares(ev["runtime.systemstack"], *gm, *g0);

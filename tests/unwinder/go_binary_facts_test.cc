@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "symbolizer/binary.h"
@@ -74,6 +75,32 @@ TEST(GoBinaryFacts, StrippedAndPieAgree) {
   EXPECT_TRUE(pie->pie);
   EXPECT_TRUE(pie->has_tls);
   EXPECT_TRUE(pie->has_offsets);
+}
+
+// Where each offset came from: DWARF in the plain build (with the code and the table agreeing),
+// the runtime's code in the stripped one, the table only for gobuf.lr (no amd64 code reads it).
+TEST(GoBinaryFacts, OffsetSourcesPerField) {
+  auto plain = Analyze("demo");
+  auto stripped = Analyze("demo-stripped");
+  ASSERT_TRUE(plain && stripped);
+  ASSERT_EQ(plain->offset_fields.size(), stripped->offset_fields.size());
+  for (size_t i = 0; i < plain->offset_fields.size(); i++) {
+    const auto& p = plain->offset_fields[i];
+    const auto& s = stripped->offset_fields[i];
+    EXPECT_EQ(p.source, "dwarf") << p.name;
+    EXPECT_TRUE(p.agree) << p.name;
+    EXPECT_EQ(p.value, s.value) << p.name;
+    EXPECT_FALSE(s.dwarf) << s.name;
+    if (s.name == "gobuf.lr") {
+      EXPECT_FALSE(s.needed);
+      EXPECT_EQ(s.source.rfind("table go1.19", 0), 0u) << s.source;
+    } else {
+      EXPECT_EQ(s.source.rfind("asm:", 0), 0u) << s.name << ": " << s.source;
+      EXPECT_TRUE(s.agree) << s.name;
+    }
+  }
+  EXPECT_TRUE(stripped->asm_conflicts.empty());
+  EXPECT_EQ(std::memcmp(&plain->offsets, &stripped->offsets, sizeof(sb_go_offsets)), 0);
 }
 
 TEST(GoBinaryFacts, ProcInfoAppliesTheBias) {
