@@ -130,6 +130,22 @@ std::vector<std::string> Normalized(const std::vector<std::string>& in) {
   return out;
 }
 
+// C calling Go: Delve (like Go's traceback and gdb) follows cgocallback's fake frame to
+// curg.sched.pc (systemstack_switch, then the Go code that called C; goexit on a C-created
+// thread); we follow the real callers, crosscall2 and the C frames on g0, back to asmcgocall.
+// Both sides keep cgocallback and resume at the Go frames that called C.
+void AlignCgocallback(std::vector<std::string>* ours, std::vector<std::string>* theirs) {
+  auto cb = std::find(ours->begin(), ours->end(), "runtime.cgocallback");
+  if (cb != ours->end()) {
+    auto ac = std::find(cb, ours->end(), "runtime.asmcgocall");
+    ours->erase(cb + 1, ac == ours->end() ? ac : ac + 1);
+  }
+  auto tcb = std::find(theirs->begin(), theirs->end(), "runtime.cgocallback");
+  if (tcb != theirs->end() && tcb + 1 != theirs->end() &&
+      (tcb[1] == "runtime.systemstack" || tcb[1] == "runtime.goexit"))
+    theirs->erase(tcb + 1, tcb[1] == "runtime.goexit" ? theirs->end() : tcb + 2);
+}
+
 constexpr size_t kDelveDepth = 64;  // tools/coredump asks Delve for `goroutines -t 64`
 
 }  // namespace
@@ -149,8 +165,10 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
       compared.push_back(who + ": not compared (cut short by an injected fault)");
       continue;
     }
-    if (!raw.empty() && raw.back() == "runtime.sigtramp") {
-      compared.push_back(who + ": not compared (in a signal handler: the signal frame is not crossed yet)");
+    if (std::find(raw.begin(), raw.end(), "runtime.sigtramp") != raw.end()) {
+      // Delve 1.20 stops in the handler ("error while reading spliced memory"); gdb, which
+      // unwinds through the signal frame, is the oracle for these threads (--gdb).
+      compared.push_back(who + ": not compared (in a signal handler: Delve does not unwind the signal frame)");
       continue;
     }
     auto ours = Normalized(raw);
@@ -159,6 +177,7 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
     // goexit; a goroutine's frames end at goexit.
     if (auto g = std::find(theirs.begin(), theirs.end(), "runtime.goexit"); g != theirs.end())
       theirs.erase(g + 1, theirs.end());
+    AlignCgocallback(&ours, &theirs);
     bool truncated = it->second.size() >= kDelveDepth;
     // Delve puts the thread's current frame on top of a stack it takes from the goroutine's
     // saved state (skipping the g0 frames between): drop that stitched frame.
@@ -217,7 +236,7 @@ std::map<uint32_t, std::vector<std::string>> ParseGdbBacktraces(const std::strin
 bool EndsNativePart(const std::string& f) {
   static const char* kStops[] = {"runtime.mcall",   "runtime.systemstack", "runtime.asmcgocall",
                                  "runtime.morestack", "runtime.mstart",     "runtime.goexit",
-                                 "runtime.rt0_go",  "runtime.sigtramp",    "??"};
+                                 "runtime.rt0_go",  "runtime.cgocallback", "??"};
   for (const char* s : kStops)
     if (f == s) return true;
   return false;
@@ -239,6 +258,9 @@ std::vector<std::string> CompareWithGdb(const ReplayResult& r, const std::string
     bool in_vdso = false;
     for (const auto& f : it->second) {
       if (f == "??") break;
+      // "<signal handler called>": gdb crossed the signal frame (after runtime.sigtramp) into
+      // the interrupted context, as the signal crossing does; the marker is not a frame.
+      if (f.rfind("<signal", 0) == 0) continue;
       if (in_vdso && (f == "time.now" || f == "runtime.nanotime1" || f == "runtime.walltime")) break;
       in_vdso = f == "clock_gettime" || f.rfind("__vdso_", 0) == 0;
       theirs.push_back(vdso_name(f));
