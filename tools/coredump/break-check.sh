@@ -23,6 +23,12 @@ mutations=(
   "vdso (amd64 frame record)|  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 16;|  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 8;"
   "arm64 SP walk|      st->sp = sp + (sb_u64)delta;|      st->sp = sp;"
   "arm64 systemstack (sched.bp)|    st->sp = bp + 8; /* the switch function's own SP on the goroutine stack */|    st->sp = bp;"
+  "signal (amd64 ucontext)|    sb_u64 mc = entry_sp + SB_AMD64_MCTX;|    sb_u64 mc = entry_sp + SB_AMD64_MCTX + 8;"
+  "signal (arm64 ucontext)|    sb_u64 x = entry_sp + SB_ARM64_MCTX_X0;|    sb_u64 x = entry_sp + SB_ARM64_MCTX_X0 + 8;"
+  "signal (interrupted pc exact)|  st->frame_exact = 1;\n  st->lr = lr;|  st->frame_exact = 0;\n  st->lr = lr;"
+  "cgocallback (g0 frame)|  sb_u64 slot = st->arm64 ? g0_sp : g0_sp + (sb_u64)delta;|  sb_u64 slot = st->arm64 ? g0_sp + 16 : g0_sp + (sb_u64)delta + 16;"
+  "cgocallback dispatch|    r = sb_cross_cgocallback(st, lookup_pc);|    r = -1;"
+  "asyncPreempt (injected call)|  st->injected_call = kind == SB_FN_ASYNCPREEMPT && (st->arm64 || !st->exact_sp);|  st->injected_call = 0;"
 )
 printf '%-38s %s\n' "break" "cases failing"
 status=0
@@ -32,8 +38,9 @@ for m in "${mutations[@]}"; do
   FROM="$from" TO="$to" python3 - "$core" <<'PY'
 import os, sys
 p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
+f = f.replace("\\n", "\n"); t = os.environ["TO"].replace("\\n", "\n")
 if s.count(f) != 1: sys.exit(f"mutation target not found exactly once: {f!r}")
-open(p, "w").write(s.replace(f, os.environ["TO"]))
+open(p, "w").write(s.replace(f, t))
 PY
   ninja -C "$scratch/build" switchback >/dev/null
   out=$("$scratch/build/tools/switchback" coredump check testdata/coredumps --cache "$scratch/cache" || true)

@@ -10,6 +10,8 @@
 #   CAPTURE_BP       gdb location ("*0x4321", "'runtime.newstack'", "__vdso_clock_gettime")
 #   CAPTURE_PICK     comma-separated function names, all must be on the picked thread's stack
 #   CAPTURE_TRIES    attempts for stale mode (default 200)
+#   CAPTURE_KILL_SIG break mode: signal sent to the process once the breakpoint is set
+#                    (SIGABRT for the crash state; SIGABRT/SIGQUIT then pass silently)
 #
 # Writes STATE.core (gcore), STATE.gdb-bt.txt (info threads + thread apply all bt),
 # STATE.gdb.json (stopped thread, breakpoint, per-thread Go runtime view read through DWARF
@@ -171,8 +173,15 @@ def main():
     M_T = gdb.lookup_type("runtime.m")
     result = {"state": STATE, "mode": MODE, "breakpoint": ENV.get("CAPTURE_BP"), "attempts": 1}
 
+    kill_sig = ENV.get("CAPTURE_KILL_SIG", "")
+    if kill_sig:
+        for sig in ("SIGABRT", "SIGQUIT"):
+            ex("handle %s nostop noprint pass" % sig)
     if MODE == "break":
         bp = gdb.Breakpoint(ENV["CAPTURE_BP"], internal=False)
+        if kill_sig:
+            import signal
+            os.kill(PID, getattr(signal, kill_sig))
         addrs = set()
         for line in ex("info breakpoints %d" % bp.number).splitlines():
             for tok in line.split():

@@ -9,7 +9,7 @@ SWITCHBACK=${SWITCHBACK:-build/tools/switchback}
 DIR=${CASE_DIR:-testdata/coredumps}
 cap=$1; arch=$2; shift 2
 states=("$@")
-[[ ${#states[@]} -gt 0 ]] || states=(leaf systemstack mcall-curg dropg gosched morestack cgo vdso signal idle stale)
+[[ ${#states[@]} -gt 0 ]] || states=(leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale)
 
 must_cross() {  # the crossing a state proves, per arch
   case "$1/$arch" in
@@ -18,6 +18,8 @@ must_cross() {  # the crossing a state proves, per arch
     mcall-curg/*|dropg/amd64|gosched/amd64) echo mcall ;;
     morestack/amd64) echo morestack ;;  # the arm64 capture sits in copystack: a named stop
     cgo/*) echo asmcgocall ;;
+    cgocallback/*) echo cgocallback ;;
+    signal/*|crash/*) echo signal ;;
     vdso/amd64) echo vdso ;;
     *) echo "" ;;
   esac
