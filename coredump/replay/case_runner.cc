@@ -91,6 +91,12 @@ std::map<uint64_t, std::vector<std::string>> ParseDelveGoroutines(const std::str
     if (eol == std::string::npos) eol = text.size();
     std::string line = text.substr(pos, eol - pos);
     pos = eol + 1;
+    // A `thread N` / `stack` listing, or Delve's own crash report, ends a goroutine's block:
+    // their frames belong to a thread, not to the goroutine listed last.
+    if (line.rfind("Switched from", 0) == 0 || line.find("Internal debugger error") != std::string::npos) {
+      in_block = false;
+      continue;
+    }
     size_t g = line.find("Goroutine ");
     if (g != std::string::npos && line.find(" - ") != std::string::npos) {
       cur = strtoull(line.c_str() + g + 10, nullptr, 10);
@@ -130,20 +136,22 @@ std::vector<std::string> Normalized(const std::vector<std::string>& in) {
   return out;
 }
 
-// C calling Go: Delve (like Go's traceback and gdb) follows cgocallback's fake frame to
-// curg.sched.pc (systemstack_switch, then the Go code that called C; goexit on a C-created
-// thread); we follow the real callers, crosscall2 and the C frames on g0, back to asmcgocall.
-// Both sides keep cgocallback and resume at the Go frames that called C.
+// C calling Go: we follow cgocallback's real callers (crosscall2, the C frames on g0, back to
+// asmcgocall), as Delve does where it can; where Delve instead follows cgocallback's fake frame
+// to curg.sched.pc (systemstack_switch, then the Go code that called C; goexit on a C-created
+// thread, the way Go's own traceback and gdb do), both sides keep cgocallback and resume at
+// the Go frames that called C.
 void AlignCgocallback(std::vector<std::string>* ours, std::vector<std::string>* theirs) {
+  auto tcb = std::find(theirs->begin(), theirs->end(), "runtime.cgocallback");
+  if (tcb == theirs->end() || tcb + 1 == theirs->end() ||
+      (tcb[1] != "runtime.systemstack" && tcb[1] != "runtime.goexit"))
+    return;
+  theirs->erase(tcb + 1, tcb[1] == "runtime.goexit" ? theirs->end() : tcb + 2);
   auto cb = std::find(ours->begin(), ours->end(), "runtime.cgocallback");
   if (cb != ours->end()) {
     auto ac = std::find(cb, ours->end(), "runtime.asmcgocall");
     ours->erase(cb + 1, ac == ours->end() ? ac : ac + 1);
   }
-  auto tcb = std::find(theirs->begin(), theirs->end(), "runtime.cgocallback");
-  if (tcb != theirs->end() && tcb + 1 != theirs->end() &&
-      (tcb[1] == "runtime.systemstack" || tcb[1] == "runtime.goexit"))
-    theirs->erase(tcb + 1, tcb[1] == "runtime.goexit" ? theirs->end() : tcb + 2);
 }
 
 constexpr size_t kDelveDepth = 64;  // tools/coredump asks Delve for `goroutines -t 64`
@@ -189,7 +197,9 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
       size_t p = static_cast<size_t>(at - ours.begin());
       size_t n = std::min(theirs.size(), ours.size() - std::min(p, ours.size()));
       bool agree = at != ours.end() && std::equal(theirs.begin(), theirs.begin() + n, ours.begin() + p);
-      if (truncated)  // Delve shows only its first 64: all of them agree
+      if (truncated && t.stop != "root" && p + n == ours.size())  // ours stopped on purpose first
+        equal = agree && n >= 1;
+      else if (truncated)  // Delve shows only its first 64: all of them agree
         equal = agree && n == theirs.size();
       else if (t.stop == "root")  // a whole stack: all of Delve's frames, and nothing after them
         equal = agree && n == theirs.size() && p + n == ours.size();

@@ -417,7 +417,26 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
   /* The caller, crosscall2, is Go assembly: its SP is exact, so its pcsp finds the C stub
    * that called it (arm64 crosscall2 has no frame record at SP: it saves R29/R30 at the top
    * of its frame). */
-  sb_switch_to(st, ret, st->arm64 ? g0_sp + (sb_u64)delta : slot + 8, caller_fp);
+  sb_u64 c2_sp = st->arm64 ? g0_sp + (sb_u64)delta : slot + 8;
+  if (!st->arm64) {
+    /* amd64 crosscall2 keeps the C stub's BP in cgocallback's saved BP up to Go 1.20; from
+     * 1.21 it pushes two frame records of its own first. The stub's BP is the link of the
+     * record that returns where crosscall2's pcsp says it returns (checked, never assumed);
+     * without such a record, crosscall2 kept the stub's BP. */
+    sb_s32 d2 = 0;
+    sb_u64 ret2 = 0, rec = caller_fp, rec_ret = 0, link = 0;
+    if (sb_lookup_sp_delta(st, ret - 1, &d2) == 0 && sb_read_u64(st, c2_sp + (sb_u64)d2, &ret2) == 0) {
+      for (int i = 0; i < 2; i++) {
+        if (sb_read_u64(st, rec + 8, &rec_ret) || sb_read_u64(st, rec, &link)) break;
+        if (rec_ret == ret2) {
+          caller_fp = link;
+          break;
+        }
+        rec = link;
+      }
+    }
+  }
+  sb_switch_to(st, ret, c2_sp, caller_fp);
   st->exact_sp = 1;
   st->lr_at_frame_top = st->arm64;
   st->on_g0 = 1;
