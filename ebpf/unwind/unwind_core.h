@@ -191,6 +191,10 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
   sb_u64 gp = sb_live_curg(st);
   if (gp == 0) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
   sb_u32 recipe = st->pi->flags & (SB_PI_SYSTEMSTACK_SCHED | SB_PI_SWITCH_SCHED_BP);
+  /* arm64 asmcgocall loads g0.sched.bp into R29 in every version (Go 1.25 linked only
+   * systemstack's frame chain): its frame record is found at curg.sched.bp (found in the
+   * Go 1.27 arm64 cgo cores, which stopped with read_fault right after asmcgocall). */
+  if (st->arm64 && crossing == SB_CROSS_ASMCGOCALL) recipe = SB_PI_SWITCH_SCHED_BP;
   if (recipe == 0) {
     /* The frame pointer chain continues into the goroutine stack by itself: the switch
      * function's frame record on g0 links to its caller's frame on the goroutine stack. */

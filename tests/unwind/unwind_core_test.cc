@@ -763,6 +763,50 @@ TEST_F(UnwindCoreArm64Test, CgocallbackCrossesBackToTheCFramesOnG0) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_CROSSED], 1u);
 }
 
+// arm64 asmcgocall on Go 1.25+ (no sched.bp flag: systemstack's chain links by itself there)
+// still loads g0.sched.bp into R29: the C frames' chain does not lead back, asmcgocall's own
+// frame record at curg.sched.bp does.
+TEST_F(UnwindCoreArm64Test, AsmcgocallUsesSchedBpOnNewerGo) {
+  info_.flags &= ~SB_PI_SWITCH_SCHED_BP;
+  uint64_t c_fp = kG0StackHi - 0x600;
+  Frame(c_fp, kG0StackHi - 0x100 /* g0.sched.bp: stale */, kAsmcgocall + 0x30);
+  uint64_t ac_sp = kGStackHi - 0x300, f_sp = ac_sp + 0x20;
+  GoFrame(ac_sp, f_sp - 8, kMainF + 0x90);
+  GoFrame(f_sp, 0, kGoexit + 4);
+  mem_.Put64(kG + 56 + 0, ac_sp);
+  mem_.Put64(kG + 56 + 8, kAsmcgocall);
+  mem_.Put64(kG + 56 + 48, ac_sp - 8);
+  auto r = Run(0x7f0000005000, c_fp - 0x20, c_fp, 0x7f0000005100, kG0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+}
+
+// amd64 Go 1.21+ crosscall2 pushes two frame records of its own before calling cgocallback:
+// cgocallback's saved BP is crosscall2's second record, whose return slot holds a stack
+// address. The C stub's BP is the link of the record that returns where crosscall2's pcsp says.
+TEST_F(UnwindCoreTest, CgocallbackFindsTheCStubUnderCrosscall2Records) {
+  SetCurrentG(kG);
+  uint64_t cb_fp = kGStackHi - 0x400, cb_sp = cb_fp - 0x20;
+  uint64_t g0_sp = kG0StackHi - 0x800 - 0x18;
+  uint64_t c2_sp = g0_sp + 0x28;
+  uint64_t r1 = c2_sp + 0x50 - 8;                   // crosscall2's PUSHQ BP record
+  uint64_t r2 = r1 - 8;                             // its second record (MOVQ BP, 0x28(SP))
+  uint64_t c_fp = kG0StackHi - 0x600;               // the C stub's frame record
+  Frame(cb_fp, r2, kCgocallback + 0x20);
+  mem_.Put64(kG0 + 56, g0_sp);
+  mem_.Put64(g0_sp + 0x20, kCrosscall2 + 0x10);
+  mem_.Put64(g0_sp + 0x18, r2);                     // cgocallback saved crosscall2's BP
+  mem_.Put64(r2, r1);                               // r2: link r1, "return" slot = [r1]
+  mem_.Put64(r1, c_fp);
+  mem_.Put64(r1 + 8, 0x7f0000005100);               // crosscall2's return address (pcsp slot)
+  Frame(c_fp, 0, 0x7f0000005200);
+  auto r = Run(kMainF + 0x30, cb_sp, cb_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x30, kCgocallback + 0x20, kCrosscall2 + 0x10,
+                                              0x7f0000005100, 0x7f0000005200}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_END_OF_CHAIN);
+}
+
 TEST(StopReasonNames, EveryReasonHasAName) {
   for (int i = 1; i < SB_STOP_MAX; i++) EXPECT_STRNE(StopReasonName(i), "unknown") << i;
   for (int i = 0; i < SB_CROSS_MAX; i++) EXPECT_STRNE(CrossingName(i), "unknown") << i;

@@ -36,12 +36,13 @@ mcall-curg|dropg)
 	read -r l n <<<"$(dropg_lines park_m)"
 	A0=$(func_addr "$BIN" runtime.park_m) A1=$(addr_after_dropg "$BIN" runtime.park_m "$l" "$n")
 	[ -n "$A1" ] || die "no code after dropg() in runtime.park_m"
-	if [ "$STATE" = mcall-curg ]; then RULE="runtime.park_m@${A0#0x}-${A1#0x},curg,sp=g0"
+	# mcall-curg: in park_m before its dropg (m.curg still set: anywhere in park_m or below it)
+	if [ "$STATE" = mcall-curg ]; then RULE="runtime.park_m@${A0#0x}-${A1#0x},curg,sp=g0|runtime.park_m,curg,sp=g0"
 	else RULE="runtime.park_m@${A1#0x}-ffffffff,nocurg,sp=g0,!runtime.schedule|runtime.park_m,nocurg,sp=g0,!runtime.stopm"; fi ;;
 gosched)     RULE="runtime.gosched_m,nocurg,sp=g0|runtime.gosched_m,sp=g0" ;;
 morestack)   RULE="runtime.newstack" ;;
 cgo)         RULE="cc_leaf|cc_middle|cc_spin" ;;
-cgocallback) RULE="main.cbWork,runtime.cgocallback" ;;
+cgocallback) RULE="main.cbWork" ;;
 vdso)        RULE="runtime.nanotime1@0|runtime.walltime@0|runtime.nanotime1.abi0@0|runtime.walltime.abi0@0|runtime.vdsoCall@0" ;;
 signal)      RULE="sp=gsignal|runtime.sighandler|runtime.sigtrampgo" ;;
 crash)       # Go's own handler this time (no -sigdfl): it relays SIGQUIT to every M and aborts.

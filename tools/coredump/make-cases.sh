@@ -50,6 +50,11 @@ for state in "${states[@]}"; do
     # stack; it skips frames that the SP walk finds (runtime's own traceback agrees with us).
     args+=(--accept-delve-difference "Delve follows stale arm64 frame pointers (Go 1.19 copystack) and skips frames")
   fi
+  if [[ $state/$arch == morestack/arm64 ]]; then
+    # Caught inside copystack: Delve puts the thread's g0 frames (copystack's callees) on top of
+    # the goroutine's saved frames; we stop at `copystack` after f and its caller.
+    args+=(--accept-delve-difference "Delve stitches the g0 frames inside copystack onto the goroutine's saved frames")
+  fi
   if [[ $state == cgocallback ]]; then
     # Delve 1.20 follows crosscall2's frame records, which from Go 1.21 on are two (the C stub
     # that called crosscall2 then shows twice), and ends a C-created thread's stack at its
