@@ -173,9 +173,13 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
       compared.push_back(who + ": not compared (cut short by an injected fault)");
       continue;
     }
-    if (std::find(raw.begin(), raw.end(), "runtime.sigtramp") != raw.end()) {
-      // Delve 1.20 stops in the handler ("error while reading spliced memory"); gdb, which
-      // unwinds through the signal frame, is the oracle for these threads (--gdb).
+    auto sigtramp = std::find(raw.begin(), raw.end(), "runtime.sigtramp");
+    if (sigtramp != raw.end() && !it->second.empty() &&
+        std::find(raw.begin(), sigtramp + 1, NormalizeFrame(it->second[0])) != sigtramp + 1) {
+      // Delve 1.20 starts such a listing in the handler and stops there ("error while reading
+      // spliced memory"); gdb, which unwinds through the signal frame, is the oracle for these
+      // threads (--gdb). A listing that starts in the interrupted context (the runtime's own
+      // traceback) is compared.
       compared.push_back(who + ": not compared (in a signal handler: Delve does not unwind the signal frame)");
       continue;
     }

@@ -94,6 +94,13 @@ def in_stack(sp, ginfo):
 
 def go_view():
     """Per-thread Go runtime view: m, g0/curg/gsignal, which stack SP is on, g0 mcall slot."""
+    if G_T is None:
+        out = []
+        for th in gdb.selected_inferior().threads():
+            th.switch()
+            out.append({"lwp": th.ptid[1], "gdb_thread": th.num, "pc": hex(int(gdb.parse_and_eval("$pc"))),
+                        "sp": hex(int(gdb.parse_and_eval("$sp"))), "m": None})
+        return out
     ms = all_ms()
     out = []
     for th in gdb.selected_inferior().threads():
@@ -169,8 +176,11 @@ def main():
     ex("set print thread-events off")
     for sig in ("SIGURG", "SIGPROF", "SIGPIPE", "SIGALRM", "SIGCHLD"):
         ex("handle %s nostop noprint pass" % sig)
-    G_T = gdb.lookup_type("runtime.g")
-    M_T = gdb.lookup_type("runtime.m")
+    try:
+        G_T = gdb.lookup_type("runtime.g")
+        M_T = gdb.lookup_type("runtime.m")
+    except gdb.error:
+        G_T = M_T = None  # no DWARF (e.g. lefthook): threads and registers only
     result = {"state": STATE, "mode": MODE, "breakpoint": ENV.get("CAPTURE_BP"), "attempts": 1}
 
     kill_sig = ENV.get("CAPTURE_KILL_SIG", "")
