@@ -32,6 +32,7 @@ constexpr NamedKind kSpecialFunctions[] = {
     {"runtime.asmcgocall", SB_FN_ASMCGOCALL, false},
     {"runtime.cgocallback", SB_FN_CGOCALLBACK, true},  // only linked into cgo programs
     {"runtime.asyncPreempt", SB_FN_ASYNCPREEMPT, false},
+    {"runtime.schedule", SB_FN_SCHEDULE, false},
     {"runtime.nanotime1", SB_FN_VDSO_CALLER, true},
     {"runtime.walltime", SB_FN_VDSO_CALLER, true},
     {"time.now", SB_FN_VDSO_CALLER, true},

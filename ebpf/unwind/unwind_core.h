@@ -42,6 +42,7 @@ struct sb_unwind_state {
   sb_u8 lr_valid;        /* lr still holds the current frame's return address (leaf, arm64) */
   sb_u8 injected_call;   /* the current frame was entered by a signal handler's injected call */
   sb_u8 lr_at_frame_top; /* arm64 crosscall2: LR and R29 saved at the top of its frame, not at SP */
+  sb_u8 scheduling;      /* runtime.schedule is on this g0 stack: m.curg is the next goroutine */
   sb_u8 arm64;
   const struct sb_proc_info *pi;
   struct sb_sample *out;
@@ -151,6 +152,7 @@ SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb
   st->frame_exact = 0;
   st->lr_valid = 0;
   st->lr_at_frame_top = 0;
+  st->scheduling = 0;
   st->on_g0 = 0;
 }
 
@@ -244,6 +246,11 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
    * on arm64 only once the callee (the frame just below mcall) has spilled its argument, at
    * the offset decoded from that callee's prologue. */
   long slot_off = st->arm64 ? sb_spill_slot(st->pi, st->last_pc - 1) : -8;
+  /* Under schedule (after dropg), execute may already have set m.curg to the goroutine it is
+   * about to run: that is not the one that called mcall (found in a Go 1.23 arm64 core sampled
+   * in gogo). Only the g0 slot can name the caller then. */
+  int from_slot = gp == 0 || st->scheduling;
+  if (from_slot) gp = 0;
   if (gp == 0 && slot_off <= 0) {
     sb_u64 g0_sp = 0, cand = 0, cand_m = 1;
     if (sb_read_u64(st, st->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
@@ -260,7 +267,7 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
     return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
   sb_switch_to(st, pc, sp, bp);
   sb_crossed(st, SB_CROSS_MCALL);
-  if (!(st->out->flags & SB_SAMPLE_HAS_GOID)) {  /* found through the g0 slot: name it */
+  if (from_slot || !(st->out->flags & SB_SAMPLE_HAS_GOID)) {  /* found through the g0 slot: name it */
     sb_u64 goid = 0;
     if (sb_read_u64(st, gp + o->g_goid, &goid) == 0 && goid != 0) {
       st->out->goid = goid;
@@ -585,6 +592,10 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
     }
     if (sb_lookup_sp_delta(st, lookup_pc, &delta) != 0) return sb_stop(st, SB_STOP_ROOT);
     return sb_cross_signal(st, st->sp + (sb_u64)delta);
+  }
+  if (kind == SB_FN_SCHEDULE) {
+    if (st->on_g0) st->scheduling = 1;
+    kind = SB_FN_NONE; /* an ordinary frame otherwise */
   }
   if (kind != SB_FN_NONE && !(st->pi->flags & SB_PI_HAS_OFFSETS))
     return sb_stop(st, SB_STOP_NO_OFFSETS); /* a switch we cannot cross without offsets */

@@ -62,6 +62,7 @@ enum sb_func_kind {
                          signal frame (ucontext) at its entry SP */
   SB_FN_SIGRETURN,    /* amd64 runtime.sigreturn(__sigaction): the restorer, SP at the ucontext */
   SB_FN_CGOCALLBACK,  /* runtime.cgocallback: C calling Go; a fake frame on the goroutine stack */
+  SB_FN_SCHEDULE,     /* runtime.schedule: below it on g0, m.curg is the next goroutine (execute) */
 };
 
 /* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */

@@ -50,6 +50,7 @@ constexpr uint64_t kSigtramp = 0x401480;     // [0x401480, 0x4014c0), frame 0x60
 constexpr uint64_t kCgocallback = 0x4014c0;  // [0x4014c0, 0x401500), frame 0x20 (arm64 0x30)
 constexpr uint64_t kCrosscall2 = 0x401700;   // [0x401700, 0x401740), frame 0x50 (arm64 0xc0)
 constexpr uint64_t kSigreturn = 0x401740;    // [0x401740, 0x401760), amd64 restorer
+constexpr uint64_t kSchedule = 0x401780;     // [0x401780, 0x4017c0)
 constexpr uint64_t kTextEnd = 0x402000;
 
 // Runtime structures.
@@ -90,6 +91,7 @@ class UnwindCoreTest : public ::testing::Test {
     AddRange(kSigtramp, kSigtramp + 0x40, SB_FN_SIGTRAMP);
     AddRange(kCgocallback, kCgocallback + 0x40, SB_FN_CGOCALLBACK);
     AddRange(kSigreturn, kSigreturn + 0x20, SB_FN_SIGRETURN);
+    AddRange(kSchedule, kSchedule + 0x40, SB_FN_SCHEDULE);
     // pcsp runs (sorted): every function starts at delta 0; main.f pushes BP at +4 and
     // allocates its frame at +5; the alloc function likewise. sigtramp, cgocallback and
     // crosscall2 have their frames from +4.
@@ -317,6 +319,37 @@ TEST_F(UnwindCoreTest, McallAfterDropgUsesTheG0Slot) {
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// Sampled in execute (under schedule, under park_m): m.curg is already the goroutine about to
+// run, not the one that called mcall; the g0 slot names the caller, and so does the sample.
+TEST_F(UnwindCoreTest, McallUnderScheduleIgnoresTheNextCurg) {
+  constexpr uint64_t kNextG = 0xc000004000;
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, kNextG);  // execute: m.curg = next, next.m = m
+  mem_.Put64(kNextG + 0, kGStackLo);
+  mem_.Put64(kNextG + 8, kGStackHi);
+  mem_.Put64(kNextG + 48, kM);
+  mem_.Put64(kNextG + 152, 77);
+  mem_.Put64(kNextG + 56 + 0, kGStackHi - 0x700);  // its own park point: not this stack's
+  mem_.Put64(kNextG + 56 + 8, kMainF + 0x44);
+  mem_.Put64(kG + 48, 0);  // the caller: parked
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  uint64_t g0_fp = kG0StackHi - 0x100, sched_fp = kG0StackHi - 0x80;
+  Frame(g0_fp, sched_fp, kSchedule + 0x20);
+  Frame(sched_fp, 0, kMcall + 0x20);
+  uint64_t f_fp = kGStackHi - 0x200;
+  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
+  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
+  mem_.Put64(kG + 56 + 48, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMainF + 0xa0,
+                                              kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);  // the goroutine that parked, not the next one (77)
 }
 
 // The slot's goroutine already runs on another M: its sched is not this stack's. Stop.
