@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Shows that the coredump cases guard every crossing: for each one-line break below, applied
 # to a scratch copy of HEAD, `switchback coredump check` must fail at least one case.
-#   tools/coredump/break-check.sh [SCRATCH_DIR]        (a few minutes: one build, then relinks)
+#   tools/coredump/break-check.sh [SCRATCH_DIR]        (one build, then relinks; the first check
+#                                                        extracts every case into SCRATCH_DIR/cache)
+#   BREAKS=REGEX tools/coredump/break-check.sh          only the breaks whose name matches
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scratch=${1:-/tmp/switchback-break-check}
@@ -29,11 +31,14 @@ mutations=(
   "cgocallback (g0 frame)|  sb_u64 slot = st->arm64 ? g0_sp : g0_sp + (sb_u64)delta;|  sb_u64 slot = st->arm64 ? g0_sp + 16 : g0_sp + (sb_u64)delta + 16;"
   "cgocallback dispatch|    r = sb_cross_cgocallback(st, lookup_pc);|    r = -1;"
   "asyncPreempt (injected call)|  st->injected_call = kind == SB_FN_ASYNCPREEMPT && (st->arm64 || !st->exact_sp);|  st->injected_call = 0;"
+  "mcall under schedule (next curg)|  int from_slot = gp == 0 || st->scheduling;|  int from_slot = gp == 0;"
+  "arm64 asmcgocall (sched.bp, all versions)|  if (st->arm64 && crossing == SB_CROSS_ASMCGOCALL) recipe = SB_PI_SWITCH_SCHED_BP;|"
 )
 printf '%-38s %s\n' "break" "cases failing"
 status=0
 for m in "${mutations[@]}"; do
   IFS='|' read -r name from to <<<"$m"
+  [[ -z ${BREAKS:-} || $name =~ $BREAKS ]] || continue
   cp "$scratch/unwind_core.h.orig" "$core"
   FROM="$from" TO="$to" python3 - "$core" <<'PY'
 import os, sys
