@@ -51,6 +51,7 @@ idle)        RULE="runtime.stopm,runtime.mstart,!runtime.park_m|runtime.stopm,ru
 stale)       RULE="stale"; EXTRA_ARGS=(-procs 4) ;;
 esac
 
+RULE=${RULE_OVERRIDE:-$RULE}  # e.g. RULE_OVERRIDE='runtime.newstack,!runtime.copystack'
 QP="" TMP=""
 cleanup() {
 	if [ -n "$QP" ]; then kill -9 "$QP" 2>/dev/null || true; fi
