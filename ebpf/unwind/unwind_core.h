@@ -229,6 +229,13 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
   sb_u64 caller = 0;
   if (sb_read_u64(st, sp, &caller))
     return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+  if (bp == 0) {
+    /* Go 1.19 while C calls back into Go: curg.sched.bp is 0 (found in a cgocallback core).
+     * F is mid-body, so its frame pointer is where its prologue pushed BP, right below its
+     * return address: F's SP (sp + 8) + pcsp delta - 8. Only for a Go frame with a BP slot. */
+    sb_s32 d = 0;
+    if (sb_lookup_sp_delta(st, caller - 1, &d) == 0 && d >= 16) bp = sp + (sb_u64)d;
+  }
   sb_switch_to(st, caller, sp + 8, bp);
   sb_crossed(st, crossing);
   return 0;

@@ -233,6 +233,24 @@ TEST_F(UnwindCoreTest, AsmcgocallCrossesFromCFramesToTheGoroutine) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
 }
 
+// Go 1.19 during a cgo callback: curg.sched.bp is 0; F's frame pointer is found from its pcsp
+// (right below its return address).
+TEST_F(UnwindCoreTest, AsmcgocallWithZeroSchedBpUsesTheCallersPcsp) {
+  SetCurrentG(kG0);
+  uint64_t c_fp = kG0StackHi - 0x200;
+  uint64_t sched_sp = kGStackHi - 0x300;
+  uint64_t f_fp = sched_sp + 0x28;               // main.f at +0x90: delta 0x28 -> BP slot
+  Frame(c_fp, 0, kAsmcgocall + 0x30);
+  mem_.Put64(sched_sp, kMainF + 0x90);
+  Frame(f_fp, 0, kGoexit + 1);
+  mem_.Put64(kG + 56 + 0, sched_sp);
+  mem_.Put64(kG + 56 + 8, kAsmcgocall);
+  mem_.Put64(kG + 56 + 48, 0);
+  auto r = Run(0x7f0000005000, c_fp - 0x10, c_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
 // Async preemption: the signal handler made the interrupted function "call" asyncPreempt at
 // the interrupted pc. Above asyncPreempt's frame record is that exact pc, and the interrupted
 // function here is a frameless leaf: its caller comes from the pcsp rule, not the chain.
