@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scratch=${1:-/tmp/switchback-break-check}
-rm -rf "$scratch" && mkdir -p "$scratch/src"
+rm -rf "$scratch/src" && mkdir -p "$scratch/src"  # keeps $scratch/cache (extracted cases) between runs
 git archive HEAD | tar -x -C "$scratch/src"
 core=$scratch/src/ebpf/unwind/unwind_core.h
 cp "$core" "$scratch/unwind_core.h.orig"
