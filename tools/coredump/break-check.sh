@@ -14,7 +14,7 @@ cp "$core" "$scratch/unwind_core.h.orig"
 cmake -S "$scratch/src" -B "$scratch/build" -G Ninja >/dev/null
 ninja -C "$scratch/build" switchback >/dev/null
 
-# name | exact line (fixed string) | replacement
+# name | exact line (fixed string, \n for a newline; no '|' in it) | replacement
 mutations=(
   "leaf (amd64 pcsp slot)|    sb_u64 slot = st->sp + (sb_u64)delta;|    sb_u64 slot = st->sp;"
   "systemstack (amd64 curg.sched.bp)|  sb_switch_to(st, caller, sp + 8, bp);|  sb_switch_to(st, caller, sp + 8, 0);"
@@ -30,7 +30,8 @@ mutations=(
   "signal (interrupted pc exact)|  st->frame_exact = 1;\n  st->lr = lr;|  st->frame_exact = 0;\n  st->lr = lr;"
   "cgocallback (g0 frame)|  sb_u64 slot = st->arm64 ? g0_sp : g0_sp + (sb_u64)delta;|  sb_u64 slot = st->arm64 ? g0_sp + 16 : g0_sp + (sb_u64)delta + 16;"
   "cgocallback dispatch|    r = sb_cross_cgocallback(st, lookup_pc);|    r = -1;"
-  "asyncPreempt (injected call)|  st->injected_call = kind == SB_FN_ASYNCPREEMPT && (st->arm64 || !st->exact_sp);|  st->injected_call = 0;"
+  "asyncPreempt arm64 (pushCall's 16 bytes)|        st->sp += 16;|        st->sp += 0;"
+  "asyncPreempt amd64 (interrupted pc exact)|    st->exact_sp = 1;\n    st->frame_exact = 1;\n    st->injected_call = 0;|    st->exact_sp = 0;\n    st->frame_exact = 0;\n    st->injected_call = 0;"
   "mcall under schedule (next curg)|  int from_slot = gp == 0 || st->scheduling;|  int from_slot = gp == 0;"
   "arm64 asmcgocall (sched.bp, all versions)|  if (st->arm64 && crossing == SB_CROSS_ASMCGOCALL) recipe = SB_PI_SWITCH_SCHED_BP;|"
 )
