@@ -17,39 +17,56 @@ namespace {
 struct NamedKind {
   const char* name;
   sb_func_kind kind;
+  bool optional;  // absent in some versions, link modes or programs: not reported missing
 };
 
 // Functions the unwinder must recognise, by their pclntab names (stable across versions,
-// unlike funcID numbers). Roots are the runtime's TOPFRAME functions.
+// unlike funcID numbers). Roots are the runtime's TOPFRAME functions; sigtramp is one too, but
+// the walk crosses its signal frame into the interrupted context.
 constexpr NamedKind kSpecialFunctions[] = {
-    {"runtime.goexit", SB_FN_ROOT},
-    {"runtime.mstart", SB_FN_ROOT},
-    {"runtime.rt0_go", SB_FN_ROOT},
-    {"runtime.sigtramp", SB_FN_ROOT},
-    {"runtime.cgoSigtramp", SB_FN_ROOT},
-    {"runtime.systemstack", SB_FN_SYSTEMSTACK},
-    {"runtime.mcall", SB_FN_MCALL},
-    {"runtime.morestack", SB_FN_MORESTACK},
-    {"runtime.asmcgocall", SB_FN_ASMCGOCALL},
-    {"runtime.asyncPreempt", SB_FN_ASYNCPREEMPT},
-    {"runtime.nanotime1", SB_FN_VDSO_CALLER},
-    {"runtime.walltime", SB_FN_VDSO_CALLER},
-    {"time.now", SB_FN_VDSO_CALLER},
+    {"runtime.goexit", SB_FN_ROOT, false},
+    {"runtime.mstart", SB_FN_ROOT, false},
+    {"runtime.rt0_go", SB_FN_ROOT, true},
+    {"runtime.sigtramp", SB_FN_SIGTRAMP, false},
+    {"runtime.cgoSigtramp", SB_FN_SIGTRAMP, true},
+    {"runtime.systemstack", SB_FN_SYSTEMSTACK, false},
+    {"runtime.mcall", SB_FN_MCALL, false},
+    {"runtime.morestack", SB_FN_MORESTACK, false},
+    {"runtime.asmcgocall", SB_FN_ASMCGOCALL, false},
+    {"runtime.cgocallback", SB_FN_CGOCALLBACK, true},  // only linked into cgo programs
+    {"runtime.asyncPreempt", SB_FN_ASYNCPREEMPT, false},
+    {"runtime.schedule", SB_FN_SCHEDULE, false},
+    {"runtime.nanotime1", SB_FN_VDSO_CALLER, true},
+    {"runtime.walltime", SB_FN_VDSO_CALLER, true},
+    {"time.now", SB_FN_VDSO_CALLER, true},
+    {"runtime.vgetrandom1", SB_FN_VDSO_CALLER, true},  // Go 1.24+
 };
 
-// mcall callees that spill their g argument to the caller's arg slot (g0.sched.sp - 8) on
-// arm64, per DESIGN.md (checked against the callees' DWARF for Go 1.19: `gp` at DW_OP_fbreg 8).
-// goexit0, gosched_m and gopreempt_m do not: after dropg their goroutine cannot be found.
+// amd64 signal restorers (the handler returns into them; they call rt_sigreturn with SP at
+// the ucontext): `runtime.sigreturn` up to Go 1.20, `runtime.sigreturn__sigaction` from 1.21.
+// arm64 Go sets no restorer (the kernel's vDSO trampoline is used).
+constexpr const char* kAmd64SignalRestorers[] = {"runtime.sigreturn__sigaction", "runtime.sigreturn"};
+
+// Every mcall callee in Go 1.19-1.27 (grep `mcall(` in each runtime): park_m, gosched_m,
+// goschedguarded_m, goyield_m, goexit0, preemptPark and gopreempt_m (called directly up to
+// 1.25; from 1.26 through the closure asyncPreempt2.func1), exitsyscall0 (exitsyscallNoP from
+// 1.26), coroswitch_m (1.22+), recovery. Those that spill their g argument on arm64, where the
+// g0 slot may name the goroutine after dropg; the slot is decoded from each one's prologue
+// (DecodeArm64Spill), so a version whose callee does not spill is reported, never guessed.
+// Checked with `go tool objdump` on 1.19, 1.23 and 1.27 arm64 binaries. goexit0, gosched_m,
+// gopreempt_m and recovery do not spill: after dropg their goroutine cannot be found.
 constexpr const char* kArm64SpillingMcallCallees[] = {
-    "runtime.park_m", "runtime.preemptPark", "runtime.exitsyscall0", "runtime.goyield_m",
-    "runtime.goschedguarded_m"};
+    "runtime.park_m",     "runtime.preemptPark",      "runtime.exitsyscall0",
+    "runtime.exitsyscallNoP", "runtime.goyield_m",    "runtime.goschedguarded_m",
+    "runtime.coroswitch_m",   "runtime.asyncPreempt2.func1"};
 
 // Decodes where an arm64 mcall callee spills its g argument (R0), from its own prologue:
 // `MOVD.W R30, -N(RSP)` (STR x30, [sp, #-N]!) then `MOVD R0, off(RSP)` (STR x0, [sp, #off]).
 // mcall calls it with SP = g0.sched.sp - 16, so the slot is g0.sched.sp - 16 - N + off, valid
 // from the instruction after the store. Returns false when the prologue does not have that form.
 bool DecodeArm64Spill(const sym::ElfFile& elf, const sym::GoFunc& fn, int32_t* slot, uint64_t* valid_from) {
-  auto code = elf.ReadVaddr(fn.entry, static_cast<size_t>(std::min<uint64_t>(fn.end - fn.entry, 96)));
+  // 160 bytes: coroswitch_m (Go 1.22+) spills only after 35 instructions that read g's fields.
+  auto code = elf.ReadVaddr(fn.entry, static_cast<size_t>(std::min<uint64_t>(fn.end - fn.entry, 160)));
   if (!code.ok()) return false;
   int64_t frame = -1;
   for (size_t i = 0; i + 4 <= code->size(); i += 4) {
@@ -117,12 +134,18 @@ void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, const std:
   for (const auto& s : kSpecialFunctions) {
     auto fn = go.FindFuncByName(s.name);
     if (!fn) {
-      // sigtramp variants and rt0_go are absent in some link modes; the rest are required.
-      if (s.kind != SB_FN_ROOT && s.kind != SB_FN_VDSO_CALLER)
-        f->missing.push_back(std::string("function ") + s.name);
+      if (!s.optional) f->missing.push_back(std::string("function ") + s.name);
       continue;
     }
     f->ranges.push_back(FuncRange{s.name, fn->entry, fn->end, s.kind, 0, ""});
+  }
+  if (f->arch == sym::Arch::kAmd64) {
+    for (const char* name : kAmd64SignalRestorers) {
+      if (auto fn = go.FindFuncByName(name)) {
+        f->ranges.push_back(FuncRange{name, fn->entry, fn->end, SB_FN_SIGRETURN});
+        break;
+      }
+    }
   }
 }
 

@@ -91,6 +91,12 @@ std::map<uint64_t, std::vector<std::string>> ParseDelveGoroutines(const std::str
     if (eol == std::string::npos) eol = text.size();
     std::string line = text.substr(pos, eol - pos);
     pos = eol + 1;
+    // A `thread N` / `stack` listing, or Delve's own crash report, ends a goroutine's block:
+    // their frames belong to a thread, not to the goroutine listed last.
+    if (line.rfind("Switched from", 0) == 0 || line.find("Internal debugger error") != std::string::npos) {
+      in_block = false;
+      continue;
+    }
     size_t g = line.find("Goroutine ");
     if (g != std::string::npos && line.find(" - ") != std::string::npos) {
       cur = strtoull(line.c_str() + g + 10, nullptr, 10);
@@ -130,6 +136,24 @@ std::vector<std::string> Normalized(const std::vector<std::string>& in) {
   return out;
 }
 
+// C calling Go: we follow cgocallback's real callers (crosscall2, the C frames on g0, back to
+// asmcgocall), as Delve does where it can; where Delve instead follows cgocallback's fake frame
+// to curg.sched.pc (systemstack_switch, then the Go code that called C; goexit on a C-created
+// thread, the way Go's own traceback and gdb do), both sides keep cgocallback and resume at
+// the Go frames that called C.
+void AlignCgocallback(std::vector<std::string>* ours, std::vector<std::string>* theirs) {
+  auto tcb = std::find(theirs->begin(), theirs->end(), "runtime.cgocallback");
+  if (tcb == theirs->end() || tcb + 1 == theirs->end() ||
+      (tcb[1] != "runtime.systemstack" && tcb[1] != "runtime.goexit"))
+    return;
+  theirs->erase(tcb + 1, tcb[1] == "runtime.goexit" ? theirs->end() : tcb + 2);
+  auto cb = std::find(ours->begin(), ours->end(), "runtime.cgocallback");
+  if (cb != ours->end()) {
+    auto ac = std::find(cb, ours->end(), "runtime.asmcgocall");
+    ours->erase(cb + 1, ac == ours->end() ? ac : ac + 1);
+  }
+}
+
 constexpr size_t kDelveDepth = 64;  // tools/coredump asks Delve for `goroutines -t 64`
 
 }  // namespace
@@ -149,8 +173,14 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
       compared.push_back(who + ": not compared (cut short by an injected fault)");
       continue;
     }
-    if (!raw.empty() && raw.back() == "runtime.sigtramp") {
-      compared.push_back(who + ": not compared (in a signal handler: the signal frame is not crossed yet)");
+    auto sigtramp = std::find(raw.begin(), raw.end(), "runtime.sigtramp");
+    if (sigtramp != raw.end() && !it->second.empty() &&
+        std::find(raw.begin(), sigtramp + 1, NormalizeFrame(it->second[0])) != sigtramp + 1) {
+      // Delve 1.20 starts such a listing in the handler and stops there ("error while reading
+      // spliced memory"); gdb, which unwinds through the signal frame, is the oracle for these
+      // threads (--gdb). A listing that starts in the interrupted context (the runtime's own
+      // traceback) is compared.
+      compared.push_back(who + ": not compared (in a signal handler: Delve does not unwind the signal frame)");
       continue;
     }
     auto ours = Normalized(raw);
@@ -159,6 +189,7 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
     // goexit; a goroutine's frames end at goexit.
     if (auto g = std::find(theirs.begin(), theirs.end(), "runtime.goexit"); g != theirs.end())
       theirs.erase(g + 1, theirs.end());
+    AlignCgocallback(&ours, &theirs);
     bool truncated = it->second.size() >= kDelveDepth;
     // Delve puts the thread's current frame on top of a stack it takes from the goroutine's
     // saved state (skipping the g0 frames between): drop that stitched frame.
@@ -170,7 +201,9 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
       size_t p = static_cast<size_t>(at - ours.begin());
       size_t n = std::min(theirs.size(), ours.size() - std::min(p, ours.size()));
       bool agree = at != ours.end() && std::equal(theirs.begin(), theirs.begin() + n, ours.begin() + p);
-      if (truncated)  // Delve shows only its first 64: all of them agree
+      if (truncated && t.stop != "root" && p + n == ours.size())  // ours stopped on purpose first
+        equal = agree && n >= 1;
+      else if (truncated)  // Delve shows only its first 64: all of them agree
         equal = agree && n == theirs.size();
       else if (t.stop == "root")  // a whole stack: all of Delve's frames, and nothing after them
         equal = agree && n == theirs.size() && p + n == ours.size();
@@ -217,7 +250,7 @@ std::map<uint32_t, std::vector<std::string>> ParseGdbBacktraces(const std::strin
 bool EndsNativePart(const std::string& f) {
   static const char* kStops[] = {"runtime.mcall",   "runtime.systemstack", "runtime.asmcgocall",
                                  "runtime.morestack", "runtime.mstart",     "runtime.goexit",
-                                 "runtime.rt0_go",  "runtime.sigtramp",    "??"};
+                                 "runtime.rt0_go",  "runtime.cgocallback", "??"};
   for (const char* s : kStops)
     if (f == s) return true;
   return false;
@@ -239,6 +272,9 @@ std::vector<std::string> CompareWithGdb(const ReplayResult& r, const std::string
     bool in_vdso = false;
     for (const auto& f : it->second) {
       if (f == "??") break;
+      // "<signal handler called>": gdb crossed the signal frame (after runtime.sigtramp) into
+      // the interrupted context, as the signal crossing does; the marker is not a frame.
+      if (f.rfind("<signal", 0) == 0) continue;
       if (in_vdso && (f == "time.now" || f == "runtime.nanotime1" || f == "runtime.walltime")) break;
       in_vdso = f == "clock_gettime" || f.rfind("__vdso_", 0) == 0;
       theirs.push_back(vdso_name(f));

@@ -95,6 +95,9 @@ const char* CrossingName(int crossing) {
     case SB_CROSS_MORESTACK: return "morestack";
     case SB_CROSS_VDSO: return "vdso";
     case SB_CROSS_ASMCGOCALL: return "asmcgocall";
+    case SB_CROSS_SIGNAL: return "signal";
+    case SB_CROSS_CGOCALLBACK: return "cgocallback";
+    case SB_CROSS_ASYNCPREEMPT: return "asyncpreempt";
   }
   return "unknown";
 }

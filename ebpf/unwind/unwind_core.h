@@ -42,6 +42,8 @@ struct sb_unwind_state {
   sb_u8 lr_valid;        /* lr still holds the current frame's return address (leaf, arm64) */
   sb_u8 injected_call;   /* the current frame was entered by a signal handler's injected call */
   sb_u8 sp_walk;         /* amd64: walk Go frames by SP and pcsp only, frame pointers are stale */
+  sb_u8 lr_at_frame_top; /* arm64 crosscall2: LR and R29 saved at the top of its frame, not at SP */
+  sb_u8 scheduling;      /* runtime.schedule is on this g0 stack: m.curg is the next goroutine */
   sb_u8 arm64;
   const struct sb_proc_info *pi;
   struct sb_sample *out;
@@ -150,6 +152,8 @@ SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb
   st->exact_sp = st->arm64 && sp != 0;
   st->frame_exact = 0;
   st->lr_valid = 0;
+  st->lr_at_frame_top = 0;
+  st->scheduling = 0;
   st->on_g0 = 0;
   st->sp_walk = 0;
 }
@@ -191,6 +195,10 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
   sb_u64 gp = sb_live_curg(st);
   if (gp == 0) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
   sb_u32 recipe = st->pi->flags & (SB_PI_SYSTEMSTACK_SCHED | SB_PI_SWITCH_SCHED_BP);
+  /* arm64 asmcgocall loads g0.sched.bp into R29 in every version (Go 1.25 linked only
+   * systemstack's frame chain): its frame record is found at curg.sched.bp (found in the
+   * Go 1.27 arm64 cgo cores, which stopped with read_fault right after asmcgocall). */
+  if (st->arm64 && crossing == SB_CROSS_ASMCGOCALL) recipe = SB_PI_SWITCH_SCHED_BP;
   if (recipe == 0) {
     /* The frame pointer chain continues into the goroutine stack by itself: the switch
      * function's frame record on g0 links to its caller's frame on the goroutine stack. */
@@ -223,6 +231,13 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
   sb_u64 caller = 0;
   if (sb_read_u64(st, sp, &caller))
     return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+  if (bp == 0) {
+    /* Go 1.19 while C calls back into Go: curg.sched.bp is 0 (found in a cgocallback core).
+     * F is mid-body, so its frame pointer is where its prologue pushed BP, right below its
+     * return address: F's SP (sp + 8) + pcsp delta - 8. Only for a Go frame with a BP slot. */
+    sb_s32 d = 0;
+    if (sb_lookup_sp_delta(st, caller - 1, &d) == 0 && d >= 16) bp = sp + (sb_u64)d;
+  }
   sb_switch_to(st, caller, sp + 8, bp);
   sb_crossed(st, crossing);
   return 0;
@@ -240,6 +255,11 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
    * on arm64 only once the callee (the frame just below mcall) has spilled its argument, at
    * the offset decoded from that callee's prologue. */
   long slot_off = st->arm64 ? sb_spill_slot(st->pi, st->last_pc - 1) : -8;
+  /* Under schedule (after dropg), execute may already have set m.curg to the goroutine it is
+   * about to run: that is not the one that called mcall (found in a Go 1.23 arm64 core sampled
+   * in gogo). Only the g0 slot can name the caller then. */
+  int from_slot = gp == 0 || st->scheduling;
+  if (from_slot) gp = 0;
   if (gp == 0 && slot_off <= 0) {
     sb_u64 g0_sp = 0, cand = 0, cand_m = 1;
     if (sb_read_u64(st, st->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
@@ -256,7 +276,7 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
     return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
   sb_switch_to(st, pc, sp, bp);
   sb_crossed(st, SB_CROSS_MCALL);
-  if (!(st->out->flags & SB_SAMPLE_HAS_GOID)) {  /* found through the g0 slot: name it */
+  if (from_slot || !(st->out->flags & SB_SAMPLE_HAS_GOID)) {  /* found through the g0 slot: name it */
     sb_u64 goid = 0;
     if (sb_read_u64(st, gp + o->g_goid, &goid) == 0 && goid != 0) {
       st->out->goid = goid;
@@ -348,6 +368,107 @@ SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
   return 0;
 }
 
+/* The signal frame the kernel built for a handler: runtime.sigtramp is entered with SP at it
+ * (amd64: the restorer's address `pretcode`, then the ucontext; arm64: siginfo (128 bytes),
+ * then the ucontext). Kernel ABI, the same in every Go version; qemu-user copies it.
+ * amd64 uc_mcontext at uc+40: r14 +48, rbp +80, rsp +120, rip +128.
+ * arm64 uc_mcontext at uc+176: fault_address, then x0..x30, sp, pc (x28 +232, x29 +240,
+ * x30 +248, sp +256, pc +264). */
+#define SB_AMD64_MCTX (8 + 40)
+#define SB_ARM64_MCTX_X0 (128 + 176 + 8)
+
+/* runtime.sigtramp on a signal stack (gsignal): the interrupted context is in the ucontext
+ * the kernel saved at sigtramp's entry SP, found from sigtramp's own SP and its pcsp delta
+ * (no layout of Go's handler frames is assumed). The interrupted pc is exact and its frame
+ * may be a frameless leaf or a prologue: the walk continues with the leaf rule there, on the
+ * stack the interrupted SP lies in (g0 or the goroutine, whose id the sample then carries). */
+SB_INLINE long sb_cross_signal(struct sb_unwind_state *st, sb_u64 entry_sp) {
+  sb_count(st, SB_CROSS_SIGNAL, SB_CNT_ATTEMPTS);
+  sb_u64 pc = 0, sp = 0, fp = 0, lr = 0;
+  if (st->arm64) {
+    sb_u64 x = entry_sp + SB_ARM64_MCTX_X0;
+    if (sb_read_u64(st, x + 32 * 8, &pc) || sb_read_u64(st, x + 31 * 8, &sp) ||
+        sb_read_u64(st, x + 29 * 8, &fp) || sb_read_u64(st, x + 30 * 8, &lr))
+      return sb_cross_stopped(st, SB_CROSS_SIGNAL, SB_STOP_READ_FAULT);
+  } else {
+    sb_u64 mc = entry_sp + SB_AMD64_MCTX;
+    if (sb_read_u64(st, mc + 128, &pc) || sb_read_u64(st, mc + 120, &sp) || sb_read_u64(st, mc + 80, &fp))
+      return sb_cross_stopped(st, SB_CROSS_SIGNAL, SB_STOP_READ_FAULT);
+  }
+  if (pc == 0 || sp == 0) return sb_cross_stopped(st, SB_CROSS_SIGNAL, SB_STOP_END_OF_CHAIN);
+  sb_switch_to(st, pc, sp, fp);
+  st->exact_sp = 1;
+  st->frame_exact = 1;
+  st->lr = lr;
+  st->lr_valid = st->arm64;
+  if (st->m != 0 && (st->pi->flags & SB_PI_HAS_OFFSETS)) {
+    sb_u64 gp = sb_live_curg(st);
+    if (st->g0 != 0 && sb_sp_in_stack(st, st->g0, sp)) {
+      st->on_g0 = 1;
+    } else if (gp != 0 && sb_sp_in_stack(st, gp, sp) && !(st->out->flags & SB_SAMPLE_HAS_GOID)) {
+      sb_u64 goid = 0;
+      if (sb_read_u64(st, gp + st->pi->off.g_goid, &goid) == 0 && goid != 0) {
+        st->out->goid = goid;
+        st->out->flags |= SB_SAMPLE_HAS_GOID;
+      }
+    }
+  }
+  sb_crossed(st, SB_CROSS_SIGNAL);
+  return 0;
+}
+
+/* runtime.cgocallback reached on the goroutine stack: C code (on g0) called Go. cgocallback
+ * saved its g0 SP in m.g0.sched.sp, switched to m.curg's stack and called cgocallbackg under
+ * a fake frame whose return address is curg.sched.pc (Go's traceback follows that into the
+ * goroutine's frames from before the C call, or to goexit on a C-created thread). The real
+ * caller is C: continue at cgocallback's g0 frame, whose return address leads into
+ * crosscall2 and the C frames that called the Go function. */
+SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc) {
+  sb_count(st, SB_CROSS_CGOCALLBACK, SB_CNT_ATTEMPTS);
+  const struct sb_go_offsets *o = &st->pi->off;
+  sb_u64 g0_sp = 0, ret = 0, caller_fp = 0;
+  sb_s32 delta = 0;
+  if (st->m == 0 || st->g0 == 0 || sb_read_u64(st, st->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
+      g0_sp == 0 || !sb_sp_in_stack(st, st->g0, g0_sp))
+    return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_STALE_GOROUTINE);
+  if (sb_lookup_sp_delta(st, lookup_pc, &delta) != 0)
+    return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_END_OF_CHAIN);
+  /* The g0 frame has the same size as the fake one: amd64 return address at SP + delta with
+   * the saved BP below it; arm64 LR at [SP] and the caller's R29 below it. */
+  sb_u64 slot = st->arm64 ? g0_sp : g0_sp + (sb_u64)delta;
+  if (sb_read_u64(st, slot, &ret) || sb_read_u64(st, slot - 8, &caller_fp))
+    return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_READ_FAULT);
+  if (ret == 0) return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_END_OF_CHAIN);
+  /* The caller, crosscall2, is Go assembly: its SP is exact, so its pcsp finds the C stub
+   * that called it (arm64 crosscall2 has no frame record at SP: it saves R29/R30 at the top
+   * of its frame). */
+  sb_u64 c2_sp = st->arm64 ? g0_sp + (sb_u64)delta : slot + 8;
+  if (!st->arm64) {
+    /* amd64 crosscall2 keeps the C stub's BP in cgocallback's saved BP up to Go 1.20; from
+     * 1.21 it pushes two frame records of its own first. The stub's BP is the link of the
+     * record that returns where crosscall2's pcsp says it returns (checked, never assumed);
+     * without such a record, crosscall2 kept the stub's BP. */
+    sb_s32 d2 = 0;
+    sb_u64 ret2 = 0, rec = caller_fp, rec_ret = 0, link = 0;
+    if (sb_lookup_sp_delta(st, ret - 1, &d2) == 0 && sb_read_u64(st, c2_sp + (sb_u64)d2, &ret2) == 0) {
+      for (int i = 0; i < 2; i++) {
+        if (sb_read_u64(st, rec + 8, &rec_ret) || sb_read_u64(st, rec, &link)) break;
+        if (rec_ret == ret2) {
+          caller_fp = link;
+          break;
+        }
+        rec = link;
+      }
+    }
+  }
+  sb_switch_to(st, ret, c2_sp, caller_fp);
+  st->exact_sp = 1;
+  st->lr_at_frame_top = st->arm64;
+  st->on_g0 = 1;
+  sb_crossed(st, SB_CROSS_CGOCALLBACK);
+  return 0;
+}
+
 /* One step to the caller of the current frame. */
 SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   sb_s32 delta = 0;
@@ -362,7 +483,10 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
     sb_u64 sp = st->exact_sp ? st->sp : st->fp + 8;
     if (sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
       sb_u64 ret = 0, caller_fp = st->fp;
-      if (delta == 0) {
+      if (st->lr_at_frame_top && delta >= 16) {
+        if (sb_read_u64(st, sp + (sb_u64)delta - 8, &ret) || sb_read_u64(st, sp + (sb_u64)delta - 16, &caller_fp))
+          return sb_stop(st, SB_STOP_READ_FAULT);
+      } else if (delta == 0) {
         if (!st->lr_valid) return sb_stop(st, SB_STOP_END_OF_CHAIN);
         ret = st->lr;
         sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
@@ -383,6 +507,22 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
       st->frame_exact = 0;
       st->lr_valid = 0;
       st->prev_fp = 0;
+      st->lr_at_frame_top = 0;
+      if (st->injected_call) {
+        /* asyncPreempt, "called" by the signal handler's pushCall: it lowered the interrupted
+         * SP by 16 and stored the interrupted LR there, then set LR to the interrupted pc. That
+         * pc is exact; the interrupted function's SP is 16 higher, and where it has no frame
+         * yet (pcsp 0: a leaf or a prologue) its return address is the stored LR. */
+        sb_u64 saved_lr = 0;
+        if (sb_read_u64(st, st->sp, &saved_lr)) return sb_stop(st, SB_STOP_READ_FAULT);
+        st->sp += 16;
+        st->lr = saved_lr;
+        st->lr_valid = 1;
+        st->frame_exact = 1;
+        st->injected_call = 0;
+        sb_count(st, SB_CROSS_ASYNCPREEMPT, SB_CNT_ATTEMPTS);
+        sb_crossed(st, SB_CROSS_ASYNCPREEMPT);
+      }
       return 0;
     }
   }
@@ -436,6 +576,8 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   st->fp = saved_fp;
   st->exact_sp = 0;
   st->frame_exact = 0;
+  st->lr_at_frame_top = 0;
+  if (st->injected_call && st->arm64) st->injected_call = 0; /* arm64: only by the SP walk */
   if (st->injected_call) {
     /* asyncPreempt was "called" by the signal handler at the interrupted pc: that pc is exact
      * (not a return address) and so is the SP, so the interrupted function, which may be a
@@ -444,6 +586,8 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
     st->exact_sp = 1;
     st->frame_exact = 1;
     st->injected_call = 0;
+    sb_count(st, SB_CROSS_ASYNCPREEMPT, SB_CNT_ATTEMPTS);
+    sb_crossed(st, SB_CROSS_ASYNCPREEMPT);
   }
   return 0;
 }
@@ -458,6 +602,23 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   sb_u64 lookup_pc = st->frame_exact ? st->pc : st->pc - 1;
   int kind = sb_classify(st->pi, lookup_pc);
   if (kind == SB_FN_ROOT) return sb_stop(st, SB_STOP_ROOT);
+  if (kind == SB_FN_SIGRETURN && st->arm64) kind = SB_FN_NONE; /* amd64's restorer only */
+  if (kind == SB_FN_SIGTRAMP || kind == SB_FN_SIGRETURN) {
+    /* The signal frame needs only sigtramp's SP and pcsp (registers, no runtime offsets). Its
+     * entry SP: SP + pcsp delta; the restorer runs after sigtramp's RET popped `pretcode`. */
+    sb_s32 delta = 0;
+    st->last_pc = lookup_pc + 1;
+    if (kind == SB_FN_SIGRETURN) {
+      if (!st->frame_exact) return sb_stop(st, SB_STOP_BAD_FP); /* nothing calls the restorer */
+      return sb_cross_signal(st, st->sp - 8);
+    }
+    if (sb_lookup_sp_delta(st, lookup_pc, &delta) != 0) return sb_stop(st, SB_STOP_ROOT);
+    return sb_cross_signal(st, st->sp + (sb_u64)delta);
+  }
+  if (kind == SB_FN_SCHEDULE) {
+    if (st->on_g0) st->scheduling = 1;
+    kind = SB_FN_NONE; /* an ordinary frame otherwise */
+  }
   if (kind != SB_FN_NONE && !(st->pi->flags & SB_PI_HAS_OFFSETS))
     return sb_stop(st, SB_STOP_NO_OFFSETS); /* a switch we cannot cross without offsets */
 
@@ -465,7 +626,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   int in_vdso = st->pc >= st->pi->vdso_start && st->pc < st->pi->vdso_end;
   /* Sampled inside nanotime1/walltime/time.now themselves (or with no vDSO at all, as under
    * qemu): their SP may already be on g0, so continue from m.vdsoPC/SP as well. */
-  int in_vdso_caller = kind == SB_FN_VDSO_CALLER && st->out->nframes == 1 && st->m != 0 &&
+  int in_vdso_caller = kind == SB_FN_VDSO_CALLER && st->frame_exact && st->m != 0 &&
                        sb_vdso_active(st);
   if ((in_vdso || in_vdso_caller) && (st->pi->flags & SB_PI_HAS_OFFSETS))
     r = sb_cross_vdso(st);
@@ -474,6 +635,8 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
     else if (kind == SB_FN_ASMCGOCALL) r = sb_cross_saved_switch(st, SB_CROSS_ASMCGOCALL);
     else if (kind == SB_FN_MCALL) r = sb_cross_mcall(st);
     else if (kind == SB_FN_MORESTACK) r = sb_cross_morestack(st);
+  } else if (kind == SB_FN_CGOCALLBACK && !st->frame_exact) {
+    r = sb_cross_cgocallback(st, lookup_pc);
   }
   if (r >= 0) {
     st->last_pc = lookup_pc + 1;
@@ -481,7 +644,9 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   }
   st->last_pc = lookup_pc + 1;
   if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
-  st->injected_call = kind == SB_FN_ASYNCPREEMPT && !st->arm64 && !st->exact_sp;
+  /* amd64: the frame-pointer step out of asyncPreempt's frame (its record sits right below the
+   * injected return address); arm64: the SP step, whatever the frame. */
+  st->injected_call = kind == SB_FN_ASYNCPREEMPT && (st->arm64 || !st->exact_sp);
   return sb_step_caller(st);
 }
 

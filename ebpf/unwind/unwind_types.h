@@ -23,7 +23,7 @@ typedef __s64 sb_s64;
 
 /* At least 128 frames (the floor); a power of two so the verifier can mask indices. */
 #define SB_MAX_FRAMES 128
-#define SB_MAX_RANGES 24
+#define SB_MAX_RANGES 32
 #define SB_COMM_LEN 16
 
 enum sb_arch {
@@ -34,7 +34,7 @@ enum sb_arch {
 /* Why a stack ended. Every sample carries exactly one. SB_STOP_ROOT is the only "whole" one. */
 enum sb_stop_reason {
   SB_STOP_NONE = 0,         /* still walking (never in output) */
-  SB_STOP_ROOT,             /* reached runtime.goexit / mstart / rt0_go / sigtramp */
+  SB_STOP_ROOT,             /* reached runtime.goexit / mstart / rt0_go (sigtramp without a context) */
   SB_STOP_BAD_FP,           /* frame pointer zero, misaligned or not moving up the stack */
   SB_STOP_READ_FAULT,       /* a memory read failed */
   SB_STOP_END_OF_CHAIN,     /* frame chain ended (pc 0) without reaching a root */
@@ -50,7 +50,7 @@ enum sb_stop_reason {
 /* What a function range means to the unwinder. Userspace fills ranges by function name. */
 enum sb_func_kind {
   SB_FN_NONE = 0,
-  SB_FN_ROOT,         /* goexit, mstart, rt0_go, sigtramp: TOPFRAME functions */
+  SB_FN_ROOT,         /* goexit, mstart, rt0_go: TOPFRAME functions */
   SB_FN_SYSTEMSTACK,  /* runtime.systemstack */
   SB_FN_MCALL,        /* runtime.mcall */
   SB_FN_MORESTACK,    /* runtime.morestack */
@@ -58,6 +58,11 @@ enum sb_func_kind {
   SB_FN_MCALL_SPILLER, /* an mcall callee that spills its g argument to the g0 slot (arm64) */
   SB_FN_ASYNCPREEMPT, /* runtime.asyncPreempt: called by a signal handler's injected call */
   SB_FN_VDSO_CALLER,  /* runtime.nanotime1, runtime.walltime, time.now: set m.vdsoSP/PC */
+  SB_FN_SIGTRAMP,     /* runtime.sigtramp, cgoSigtramp (TOPFRAME): entered by the kernel with a
+                         signal frame (ucontext) at its entry SP */
+  SB_FN_SIGRETURN,    /* amd64 runtime.sigreturn(__sigaction): the restorer, SP at the ucontext */
+  SB_FN_CGOCALLBACK,  /* runtime.cgocallback: C calling Go; a fake frame on the goroutine stack */
+  SB_FN_SCHEDULE,     /* runtime.schedule: below it on g0, m.curg is the next goroutine (execute) */
 };
 
 /* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */
@@ -68,6 +73,9 @@ enum sb_crossing {
   SB_CROSS_MORESTACK,
   SB_CROSS_VDSO,         /* vDSO code called from nanotime1 / time.now / walltime */
   SB_CROSS_ASMCGOCALL,   /* C code called through cgo */
+  SB_CROSS_SIGNAL,       /* signal handler on gsignal -> the interrupted context (ucontext) */
+  SB_CROSS_CGOCALLBACK,  /* Go called back from C: goroutine stack -> the C frames on g0 */
+  SB_CROSS_ASYNCPREEMPT, /* asyncPreempt's injected call -> the interrupted function */
   SB_CROSS_MAX
 };
 

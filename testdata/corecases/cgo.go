@@ -4,6 +4,8 @@ package main
 
 /*
 #cgo CFLAGS: -O0 -fno-omit-frame-pointer
+#cgo LDFLAGS: -lpthread
+#include <pthread.h>
 #include <stdint.h>
 
 // -O0 so that the leaf pushes a frame pointer too (gcc drops leaf frame pointers at -O1+).
@@ -24,6 +26,25 @@ __attribute__((noinline)) uint64_t cc_middle(uint64_t x, int rounds) {
 __attribute__((noinline)) uint64_t cc_spin(uint64_t seed, int rounds) {
 	return cc_middle(seed, rounds) + 1;
 }
+// cgocallback: C calling Go (goCallback, exported in cgocallback.go), from a goroutine's own
+// thread (Go -> cc_callback_loop -> cc_call_go -> Go) and from a thread C created.
+extern void goCallback(uint64_t);
+
+__attribute__((noinline)) void cc_call_go(uint64_t x) { goCallback(x); }
+
+__attribute__((noinline)) void cc_callback_loop(uint64_t x) {
+	for (;;) cc_call_go(x++);
+}
+
+static void* cc_callback_thread(void* arg) {
+	cc_callback_loop((uint64_t)(uintptr_t)arg);
+	return 0;
+}
+
+static void cc_start_callback_thread(void) {
+	pthread_t t;
+	pthread_create(&t, 0, cc_callback_thread, (void*)(uintptr_t)1000000);
+}
 */
 import "C"
 
@@ -43,5 +64,10 @@ func init() {
 	states["cgo"] = func() {
 		say("ready")
 		cgoCaller()
+	}
+	states["cgocallback"] = func() {
+		C.cc_start_callback_thread()
+		say("ready")
+		C.cc_callback_loop(0)
 	}
 }

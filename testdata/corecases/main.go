@@ -3,8 +3,8 @@
 // catches a thread in that state. It prints "pid N" and then "ready" on stdout once the state
 // is being exercised. The coredump capture scripts in tools/coredump/ use it; see their README.
 //
-// States: leaf systemstack mcall-curg dropg gosched morestack vdso signal idle stale, and cgo
-// when built with -tags corecases_cgo (CGO_ENABLED=1).
+// States: leaf systemstack mcall-curg dropg gosched morestack vdso signal idle stale crash, and
+// cgo and cgocallback when built with -tags corecases_cgo (CGO_ENABLED=1).
 //
 // -sigdfl resets SIGABRT to SIG_DFL with a raw rt_sigaction, so that an external SIGABRT makes
 // the kernel (or qemu-user) write a core without running Go's crash handler, which would stop
@@ -36,6 +36,7 @@ var states = map[string]func(){
 	"signal":      stateSignal,
 	"idle":        stateIdle,
 	"stale":       stateStale,
+	"crash":       stateCrash,
 }
 
 func say(s string) { os.Stdout.WriteString(s + "\n") }
@@ -298,4 +299,16 @@ func stateStale() {
 	for {
 		time.Sleep(time.Second)
 	}
+}
+
+// ---- crash: goroutines spinning on every P while the capture sends SIGABRT with
+// GOTRACEBACK=crash: Go relays SIGQUIT to every M, so each thread sits in the signal handler
+// (sigtramp -> sigtrampgo -> sighandler on gsignal) on top of whatever it was running.
+
+func stateCrash() {
+	for i := 1; i < runtime.GOMAXPROCS(0); i++ {
+		go spin()
+	}
+	say("ready")
+	spin()
 }

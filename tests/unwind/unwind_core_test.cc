@@ -46,6 +46,11 @@ constexpr uint64_t kLeaf = 0x401200;         // frameless leaf: [0x401200, 0x401
 constexpr uint64_t kAllocFn = 0x401300;      // a g0 function with a frame [0x401300, 0x401400)
 constexpr uint64_t kAsmcgocall = 0x401400;   // [0x401400, 0x401440)
 constexpr uint64_t kAsyncPreempt = 0x401440; // [0x401440, 0x401480)
+constexpr uint64_t kSigtramp = 0x401480;     // [0x401480, 0x4014c0), frame 0x60 (arm64 0xc0)
+constexpr uint64_t kCgocallback = 0x4014c0;  // [0x4014c0, 0x401500), frame 0x20 (arm64 0x30)
+constexpr uint64_t kCrosscall2 = 0x401700;   // [0x401700, 0x401740), frame 0x50 (arm64 0xc0)
+constexpr uint64_t kSigreturn = 0x401740;    // [0x401740, 0x401760), amd64 restorer
+constexpr uint64_t kSchedule = 0x401780;     // [0x401780, 0x4017c0)
 constexpr uint64_t kTextEnd = 0x402000;
 
 // Runtime structures.
@@ -53,6 +58,8 @@ constexpr uint64_t kFsBase = 0x7f0000001000;
 constexpr uint64_t kG = 0xc000000000;     // user goroutine
 constexpr uint64_t kG0 = 0xc000001000;
 constexpr uint64_t kM = 0xc000002000;
+constexpr uint64_t kGsignal = 0xc000003000;
+constexpr uint64_t kGsignalStackLo = 0x7f0000200000, kGsignalStackHi = 0x7f0000208000;
 constexpr uint64_t kGStackLo = 0xc000100000, kGStackHi = 0xc000108000;
 constexpr uint64_t kG0StackLo = 0x7f0000100000, kG0StackHi = 0x7f0000110000;
 
@@ -81,10 +88,16 @@ class UnwindCoreTest : public ::testing::Test {
     AddRange(kMorestack, kMorestack + 0x40, SB_FN_MORESTACK);
     AddRange(kAsmcgocall, kAsmcgocall + 0x40, SB_FN_ASMCGOCALL);
     AddRange(kAsyncPreempt, kAsyncPreempt + 0x40, SB_FN_ASYNCPREEMPT);
+    AddRange(kSigtramp, kSigtramp + 0x40, SB_FN_SIGTRAMP);
+    AddRange(kCgocallback, kCgocallback + 0x40, SB_FN_CGOCALLBACK);
+    AddRange(kSigreturn, kSigreturn + 0x20, SB_FN_SIGRETURN);
+    AddRange(kSchedule, kSchedule + 0x40, SB_FN_SCHEDULE);
     // pcsp runs (sorted): every function starts at delta 0; main.f pushes BP at +4 and
-    // allocates its frame at +5; the alloc function likewise.
+    // allocates its frame at +5; the alloc function likewise. sigtramp, cgocallback and
+    // crosscall2 have their frames from +4.
     deltas_ = {{0x000, 0}, {0x104, 8}, {0x105, 0x28}, {0x1f0, 8}, {0x1f1, 0},
-               {0x200, 0}, {0x304, 8}, {0x305, 0x40}, {0x3f0, 0}};
+               {0x200, 0}, {0x304, 8}, {0x305, 0x40}, {0x3f0, 0}, {0x484, 0x60}, {0x4bc, 0},
+               {0x4c4, 0x20}, {0x4fc, 0}, {0x704, 0x50}, {0x73c, 0}};
     info_.delta_first = 0;
     info_.delta_count = static_cast<uint32_t>(deltas_.size());
     // A user goroutine running on m, g0 idle.
@@ -97,7 +110,10 @@ class UnwindCoreTest : public ::testing::Test {
     mem_.Put64(kG0 + 48, kM);
     mem_.Put64(kM + 0, kG0);
     mem_.Put64(kM + 192, kG);
-    mem_.Put64(kM + 80, 0xc000003000);  // gsignal
+    mem_.Put64(kM + 80, kGsignal);
+    mem_.Put64(kGsignal + 0, kGsignalStackLo);
+    mem_.Put64(kGsignal + 8, kGsignalStackHi);
+    mem_.Put64(kGsignal + 48, kM);
   }
 
   void AddRange(uint64_t s, uint64_t e, sb_func_kind k) {
@@ -218,6 +234,24 @@ TEST_F(UnwindCoreTest, AsmcgocallCrossesFromCFramesToTheGoroutine) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
 }
 
+// Go 1.19 during a cgo callback: curg.sched.bp is 0; F's frame pointer is found from its pcsp
+// (right below its return address).
+TEST_F(UnwindCoreTest, AsmcgocallWithZeroSchedBpUsesTheCallersPcsp) {
+  SetCurrentG(kG0);
+  uint64_t c_fp = kG0StackHi - 0x200;
+  uint64_t sched_sp = kGStackHi - 0x300;
+  uint64_t f_fp = sched_sp + 0x28;               // main.f at +0x90: delta 0x28 -> BP slot
+  Frame(c_fp, 0, kAsmcgocall + 0x30);
+  mem_.Put64(sched_sp, kMainF + 0x90);
+  Frame(f_fp, 0, kGoexit + 1);
+  mem_.Put64(kG + 56 + 0, sched_sp);
+  mem_.Put64(kG + 56 + 8, kAsmcgocall);
+  mem_.Put64(kG + 56 + 48, 0);
+  auto r = Run(0x7f0000005000, c_fp - 0x10, c_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
 // Async preemption: the signal handler made the interrupted function "call" asyncPreempt at
 // the interrupted pc. Above asyncPreempt's frame record is that exact pc, and the interrupted
 // function here is a frameless leaf: its caller comes from the pcsp rule, not the chain.
@@ -304,6 +338,37 @@ TEST_F(UnwindCoreTest, McallAfterDropgUsesTheG0Slot) {
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// Sampled in execute (under schedule, under park_m): m.curg is already the goroutine about to
+// run, not the one that called mcall; the g0 slot names the caller, and so does the sample.
+TEST_F(UnwindCoreTest, McallUnderScheduleIgnoresTheNextCurg) {
+  constexpr uint64_t kNextG = 0xc000004000;
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, kNextG);  // execute: m.curg = next, next.m = m
+  mem_.Put64(kNextG + 0, kGStackLo);
+  mem_.Put64(kNextG + 8, kGStackHi);
+  mem_.Put64(kNextG + 48, kM);
+  mem_.Put64(kNextG + 152, 77);
+  mem_.Put64(kNextG + 56 + 0, kGStackHi - 0x700);  // its own park point: not this stack's
+  mem_.Put64(kNextG + 56 + 8, kMainF + 0x44);
+  mem_.Put64(kG + 48, 0);  // the caller: parked
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  uint64_t g0_fp = kG0StackHi - 0x100, sched_fp = kG0StackHi - 0x80;
+  Frame(g0_fp, sched_fp, kSchedule + 0x20);
+  Frame(sched_fp, 0, kMcall + 0x20);
+  uint64_t f_fp = kGStackHi - 0x200;
+  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
+  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
+  mem_.Put64(kG + 56 + 48, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMainF + 0xa0,
+                                              kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);  // the goroutine that parked, not the next one (77)
 }
 
 // The slot's goroutine already runs on another M: its sched is not this stack's. Stop.
@@ -454,6 +519,127 @@ TEST_F(UnwindCoreTest, ZeroFramePointerOutsideGoIsEndOfChain) {
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f1234560000}));
 }
 
+// A signal handler on gsignal (sampled in a handler function with a frame) returning into
+// sigtramp: the interrupted context is read from the ucontext at sigtramp's entry SP (its SP +
+// pcsp delta; amd64 uc_mcontext 8 + 40 bytes above it). The interrupted function is a frameless
+// leaf on the goroutine stack: exact pc, caller by the pcsp rule, goroutine id from m.curg.
+TEST_F(UnwindCoreTest, SignalFrameCrossesIntoTheInterruptedLeaf) {
+  SetCurrentG(kGsignal);
+  uint64_t h_fp = kGsignalStackHi - 0x400;              // the handler function's frame record
+  uint64_t sigtramp_sp = h_fp + 16;
+  uint64_t mctx = sigtramp_sp + 0x60 + 8 + 40;           // entry SP + pretcode + uc fields
+  Frame(h_fp, kGsignalStackHi - 0x300, kSigtramp + 0x20);
+  uint64_t caller_fp = kGStackHi - 0x100, leaf_sp = caller_fp - 0x28;
+  mem_.Put64(mctx + 128, kLeaf + 4);                     // rip
+  mem_.Put64(mctx + 120, leaf_sp);                       // rsp
+  mem_.Put64(mctx + 80, caller_fp);                      // rbp: still the caller's
+  mem_.Put64(leaf_sp, kMainF + 0x60);
+  Frame(caller_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x50, h_fp - 0x38, h_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSigtramp + 0x20, kLeaf + 4, kMainF + 0x60,
+                                              kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.exact[0], 0b101u);  // the interrupted pc is exact
+  EXPECT_EQ(r.sample.goid, 42u);        // the interrupted goroutine
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SIGNAL][SB_CNT_CROSSED], 1u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_LEAF][SB_CNT_CROSSED], 1u);
+}
+
+// The signal interrupted g0 (a function under systemstack): the walk continues on g0 and
+// crosses systemstack into the goroutine.
+TEST_F(UnwindCoreTest, SignalFrameOnG0CrossesSystemstackAfterwards) {
+  SetCurrentG(kGsignal);
+  uint64_t h_fp = kGsignalStackHi - 0x400;
+  uint64_t mctx = h_fp + 16 + 0x60 + 8 + 40;
+  Frame(h_fp, 0, kSigtramp + 0x20);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  mem_.Put64(mctx + 128, kAllocFn + 0x50);
+  mem_.Put64(mctx + 120, g0_fp - 0x38);
+  mem_.Put64(mctx + 80, g0_fp);
+  uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  Frame(g0_fp, f_fp, kSystemstack + 0x30);
+  mem_.Put64(sched_sp, kMainF + 0x90);
+  Frame(f_fp, 0, kGoexit + 1);
+  mem_.Put64(kG + 56 + 0, sched_sp);
+  mem_.Put64(kG + 56 + 8, kSystemstack);
+  mem_.Put64(kG + 56 + 48, f_fp);
+  auto r = Run(kAllocFn + 0x50, h_fp - 0x38, h_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSigtramp + 0x20, kAllocFn + 0x50,
+                                              kSystemstack + 0x30, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SIGNAL][SB_CNT_CROSSED], 1u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+}
+
+// Sampled in the restorer (sigtramp returned): SP is at the ucontext itself.
+TEST_F(UnwindCoreTest, SignalRestorerReadsTheUcontextAtSp) {
+  SetCurrentG(kGsignal);
+  uint64_t uc = kGsignalStackHi - 0x400;
+  uint64_t f_fp = kGStackHi - 0x100;
+  mem_.Put64(uc + 40 + 128, kMainF + 0x30);
+  mem_.Put64(uc + 40 + 120, f_fp - 0x20);
+  mem_.Put64(uc + 40 + 80, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kSigreturn + 7, uc, 0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kSigreturn + 7, kMainF + 0x30, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// An unreadable ucontext is a named stop, never a silent root.
+TEST_F(UnwindCoreTest, SignalFrameUnreadableIsReadFault) {
+  SetCurrentG(kGsignal);
+  uint64_t h_fp = kGsignalStackHi - 0x400;
+  Frame(h_fp, 0, kSigtramp + 0x20);
+  auto r = Run(kAllocFn + 0x50, h_fp - 0x38, h_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_READ_FAULT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSigtramp + 0x20}));
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SIGNAL][SB_CNT_STOPPED], 1u);
+}
+
+// C called Go (cgocallback): the goroutine stack's fake cgocallback frame leads, through
+// m.g0.sched.sp, to cgocallback's g0 frame, crosscall2 (Go asm, by pcsp), the C stub and the C
+// caller (frame pointers), and on to asmcgocall, where the Go code that called C continues.
+TEST_F(UnwindCoreTest, CgocallbackCrossesBackToTheCFramesOnG0) {
+  SetCurrentG(kG);
+  uint64_t cb_fp = kGStackHi - 0x400, cb_sp = cb_fp - 0x20;
+  Frame(cb_fp, kG0StackHi - 0x800 /* cgocallback's g0 BP */, kCgocallback + 0x20);
+  uint64_t g0_sp = kG0StackHi - 0x800 - 0x18;  // cgocallback's g0 SP: m.g0.sched.sp
+  mem_.Put64(kG0 + 56, g0_sp);
+  uint64_t c_fp = kG0StackHi - 0x600, c_fp2 = kG0StackHi - 0x500;
+  mem_.Put64(g0_sp + 0x20, kCrosscall2 + 0x10);  // cgocallback's return address
+  mem_.Put64(g0_sp + 0x18, c_fp);                // its saved BP: the C stub's
+  uint64_t c2_sp = g0_sp + 0x28;
+  mem_.Put64(c2_sp + 0x50, 0x7f0000005100);      // crosscall2's return address into the C stub
+  Frame(c_fp, c_fp2, 0x7f0000005200);            // the C stub returns into the C caller
+  uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  Frame(c_fp2, f_fp, kAsmcgocall + 0x30);        // the C caller returns into asmcgocall
+  mem_.Put64(kG + 56 + 0, sched_sp);
+  mem_.Put64(kG + 56 + 8, kAsmcgocall);
+  mem_.Put64(kG + 56 + 48, f_fp);
+  mem_.Put64(sched_sp, kMainF + 0x90);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kMainF + 0x30, cb_sp, cb_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x30, kCgocallback + 0x20, kCrosscall2 + 0x10,
+                                              0x7f0000005100, 0x7f0000005200, kAsmcgocall + 0x30,
+                                              kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_CROSSED], 1u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+}
+
+// m.g0.sched.sp outside the g0 stack: the callback's C side cannot be trusted.
+TEST_F(UnwindCoreTest, CgocallbackWithBadG0SpStops) {
+  SetCurrentG(kG);
+  uint64_t cb_fp = kGStackHi - 0x400;
+  Frame(cb_fp, 0, kCgocallback + 0x20);
+  mem_.Put64(kG0 + 56, 0x1000);
+  auto r = Run(kMainF + 0x30, cb_fp - 0x20, cb_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x30, kCgocallback + 0x20}));
+  EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_STOPPED], 1u);
+}
+
 // ---- arm64 (Go 1.19): frame records [R29] = caller's R29, [R29+8] = saved LR; g in R28.
 
 class UnwindCoreArm64Test : public UnwindCoreTest {
@@ -464,8 +650,12 @@ class UnwindCoreArm64Test : public UnwindCoreTest {
     info_.flags = SB_PI_GO | SB_PI_HAS_OFFSETS | SB_PI_SWITCH_SCHED_BP;  // no TLS: R28
     // arm64 pcsp: main.f allocates its frame in one MOVD.W at +4 (delta 0x30); the leaf none.
     // + systemstack's own small frame, park_m, gosched_m.
+    // asmcgocall, asyncPreempt (a 0xf0 frame, as pushed by its first SUB), sigtramp (0xc0),
+    // cgocallback (0x30) and crosscall2 (0xc0, NOFRAME: R29/R30 at its top).
     deltas_ = {{0x000, 0}, {0x044, 0x20}, {0x07c, 0},  {0x104, 0x30}, {0x1f0, 0}, {0x200, 0},
-               {0x304, 0x40}, {0x3f0, 0}, {0x504, 0x40}, {0x5f0, 0}, {0x604, 0x40}, {0x6f0, 0}};
+               {0x304, 0x40}, {0x3f0, 0}, {0x404, 0x20}, {0x43c, 0}, {0x440, 0}, {0x448, 0xf0},
+               {0x47c, 0}, {0x484, 0xc0}, {0x4bc, 0}, {0x4c4, 0x30}, {0x4fc, 0},
+               {0x504, 0x40}, {0x5f0, 0}, {0x604, 0x40}, {0x6f0, 0}, {0x704, 0xc0}, {0x73c, 0}};
     info_.delta_count = static_cast<uint32_t>(deltas_.size());
   }
   // Go arm64 frame of size `size` whose SP is sp: LR at [sp], caller's R29 at [sp-8].
@@ -576,6 +766,121 @@ TEST_F(UnwindCoreArm64Test, VdsoRecordAtVdsoSpMinus8) {
   auto r = Run(0x7fff00000400, kG0StackHi - 0x100, kG0StackHi - 0x80, 0x7fff00000500, kG);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7fff00000400, kMainF + 0xc0, kGoexit + 4}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// arm64 signal frame: sigtramp's entry SP = its SP + pcsp delta; the ucontext follows the
+// 128-byte siginfo, its registers 176 + 8 bytes into it. The interrupted frameless leaf gets
+// its caller from the interrupted LR.
+TEST_F(UnwindCoreArm64Test, SignalFrameCrossesIntoTheInterruptedLeaf) {
+  uint64_t h_sp = kGsignalStackHi - 0x800;
+  GoFrame(h_sp, 0, kSigtramp + 0x20);                    // the handler returns into sigtramp
+  uint64_t regs = h_sp + 0x40 + 0xc0 + 128 + 176 + 8;    // x0 in uc_mcontext
+  uint64_t caller_sp = kGStackHi - 0x200;
+  mem_.Put64(regs + 32 * 8, kLeaf + 8);                  // pc
+  mem_.Put64(regs + 31 * 8, caller_sp);                  // sp: the leaf has no frame
+  mem_.Put64(regs + 29 * 8, caller_sp - 8);              // x29
+  mem_.Put64(regs + 30 * 8, kMainF + 0x60);              // x30: the leaf's return address
+  GoFrame(caller_sp, 0, kGoexit + 4);
+  auto r = Run(kAllocFn + 0x50, h_sp, h_sp - 8, 0x1234, kGsignal);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSigtramp + 0x20, kLeaf + 8, kMainF + 0x60,
+                                              kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.exact[0], 0b101u);
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SIGNAL][SB_CNT_CROSSED], 1u);
+}
+
+// arm64 asyncPreempt: pushCall lowered the interrupted SP by 16 and stored the interrupted LR
+// there; asyncPreempt's saved LR is the interrupted pc. The interrupted frameless leaf's
+// caller is that stored LR, and its SP is 16 above asyncPreempt's caller SP.
+TEST_F(UnwindCoreArm64Test, AsyncPreemptedLeafKeepsItsCaller) {
+  uint64_t isp = kGStackHi - 0x200;                  // the interrupted leaf's SP
+  uint64_t pushed = isp - 16;
+  mem_.Put64(pushed, kMainF + 0x60);                 // the interrupted LR
+  uint64_t ap_sp = pushed - 0xf0;
+  mem_.Put64(ap_sp, kLeaf + 8);                      // asyncPreempt's saved LR = resume pc
+  uint64_t fn_sp = ap_sp - 0x40;                     // asyncPreempt2, sampled mid-body
+  GoFrame(fn_sp, ap_sp - 8, kAsyncPreempt + 0x20);
+  GoFrame(isp, 0, kGoexit + 4);                      // main.f's frame (delta 0x30 at +0x5f)
+  auto r = Run(kAllocFn + 0x50, fn_sp, fn_sp - 8, 0x1234, kG);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kAsyncPreempt + 0x20, kLeaf + 8, kMainF + 0x60,
+                                              kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.exact[0], 0b101u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASYNCPREEMPT][SB_CNT_CROSSED], 1u);
+}
+
+// arm64 cgocallback: cgocallback's g0 frame at m.g0.sched.sp (LR at [SP], R29 below), then
+// crosscall2, whose LR and R29 sit at the top of its NOFRAME frame, then the C frames by frame
+// records down to asmcgocall (Go < 1.25: its frame record at curg.sched.bp).
+TEST_F(UnwindCoreArm64Test, CgocallbackCrossesBackToTheCFramesOnG0) {
+  uint64_t cb_sp = kGStackHi - 0x400;                // the Go callback (main.f), frame 0x30
+  GoFrame(cb_sp, 0, kCgocallback + 0x20);            // returns into cgocallback's fake frame
+  uint64_t g0_sp = kG0StackHi - 0x800;
+  mem_.Put64(kG0 + 56, g0_sp);
+  uint64_t c_fp = kG0StackHi - 0x600, c_fp2 = kG0StackHi - 0x500;
+  GoFrame(g0_sp, c_fp, kCrosscall2 + 0x10);
+  uint64_t c2_sp = g0_sp + 0x30;
+  mem_.Put64(c2_sp + 0xc0 - 8, 0x7f0000005100);      // crosscall2's saved R30
+  mem_.Put64(c2_sp + 0xc0 - 16, c_fp);               // and R29
+  Frame(c_fp, c_fp2, 0x7f0000005200);
+  Frame(c_fp2, 0, kAsmcgocall + 0x30);
+  uint64_t ac_sp = kGStackHi - 0x300, f_sp = ac_sp + 0x20;
+  GoFrame(ac_sp, f_sp - 8, kMainF + 0x90);          // asmcgocall's frame on the goroutine stack
+  GoFrame(f_sp, 0, kGoexit + 4);
+  mem_.Put64(kG + 56 + 0, ac_sp);
+  mem_.Put64(kG + 56 + 8, kAsmcgocall);
+  mem_.Put64(kG + 56 + 48, ac_sp - 8);
+  auto r = Run(kMainF + 0x40, cb_sp, cb_sp - 8, 0x1234, kG);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x40, kCgocallback + 0x20, kCrosscall2 + 0x10,
+                                              0x7f0000005100, 0x7f0000005200, kAsmcgocall + 0x30,
+                                              kMainF + 0x90, kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_CROSSED], 1u);
+}
+
+// arm64 asmcgocall on Go 1.25+ (no sched.bp flag: systemstack's chain links by itself there)
+// still loads g0.sched.bp into R29: the C frames' chain does not lead back, asmcgocall's own
+// frame record at curg.sched.bp does.
+TEST_F(UnwindCoreArm64Test, AsmcgocallUsesSchedBpOnNewerGo) {
+  info_.flags &= ~SB_PI_SWITCH_SCHED_BP;
+  uint64_t c_fp = kG0StackHi - 0x600;
+  Frame(c_fp, kG0StackHi - 0x100 /* g0.sched.bp: stale */, kAsmcgocall + 0x30);
+  uint64_t ac_sp = kGStackHi - 0x300, f_sp = ac_sp + 0x20;
+  GoFrame(ac_sp, f_sp - 8, kMainF + 0x90);
+  GoFrame(f_sp, 0, kGoexit + 4);
+  mem_.Put64(kG + 56 + 0, ac_sp);
+  mem_.Put64(kG + 56 + 8, kAsmcgocall);
+  mem_.Put64(kG + 56 + 48, ac_sp - 8);
+  auto r = Run(0x7f0000005000, c_fp - 0x20, c_fp, 0x7f0000005100, kG0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+}
+
+// amd64 Go 1.21+ crosscall2 pushes two frame records of its own before calling cgocallback:
+// cgocallback's saved BP is crosscall2's second record, whose return slot holds a stack
+// address. The C stub's BP is the link of the record that returns where crosscall2's pcsp says.
+TEST_F(UnwindCoreTest, CgocallbackFindsTheCStubUnderCrosscall2Records) {
+  SetCurrentG(kG);
+  uint64_t cb_fp = kGStackHi - 0x400, cb_sp = cb_fp - 0x20;
+  uint64_t g0_sp = kG0StackHi - 0x800 - 0x18;
+  uint64_t c2_sp = g0_sp + 0x28;
+  uint64_t r1 = c2_sp + 0x50 - 8;                   // crosscall2's PUSHQ BP record
+  uint64_t r2 = r1 - 8;                             // its second record (MOVQ BP, 0x28(SP))
+  uint64_t c_fp = kG0StackHi - 0x600;               // the C stub's frame record
+  Frame(cb_fp, r2, kCgocallback + 0x20);
+  mem_.Put64(kG0 + 56, g0_sp);
+  mem_.Put64(g0_sp + 0x20, kCrosscall2 + 0x10);
+  mem_.Put64(g0_sp + 0x18, r2);                     // cgocallback saved crosscall2's BP
+  mem_.Put64(r2, r1);                               // r2: link r1, "return" slot = [r1]
+  mem_.Put64(r1, c_fp);
+  mem_.Put64(r1 + 8, 0x7f0000005100);               // crosscall2's return address (pcsp slot)
+  Frame(c_fp, 0, 0x7f0000005200);
+  auto r = Run(kMainF + 0x30, cb_sp, cb_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x30, kCgocallback + 0x20, kCrosscall2 + 0x10,
+                                              0x7f0000005100, 0x7f0000005200}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_END_OF_CHAIN);
 }
 
 TEST(StopReasonNames, EveryReasonHasAName) {

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Shows that the coredump cases guard every crossing: for each one-line break below, applied
 # to a scratch copy of HEAD, `switchback coredump check` must fail at least one case.
-#   tools/coredump/break-check.sh [SCRATCH_DIR]        (a few minutes: one build, then relinks)
+#   tools/coredump/break-check.sh [SCRATCH_DIR]        (one build, then relinks; the first check
+#                                                        extracts every case into SCRATCH_DIR/cache)
+#   BREAKS=REGEX tools/coredump/break-check.sh          only the breaks whose name matches
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scratch=${1:-/tmp/switchback-break-check}
-rm -rf "$scratch" && mkdir -p "$scratch/src"
+rm -rf "$scratch/src" && mkdir -p "$scratch/src"  # keeps $scratch/cache (extracted cases) between runs
 git archive HEAD | tar -x -C "$scratch/src"
 core=$scratch/src/ebpf/unwind/unwind_core.h
 cp "$core" "$scratch/unwind_core.h.orig"
 cmake -S "$scratch/src" -B "$scratch/build" -G Ninja >/dev/null
 ninja -C "$scratch/build" switchback >/dev/null
 
-# name | exact line (fixed string) | replacement
+# name | exact line (fixed string, \n for a newline; no '|' in it) | replacement
 mutations=(
   "leaf (amd64 pcsp slot)|    sb_u64 slot = st->sp + (sb_u64)delta;|    sb_u64 slot = st->sp;"
   "systemstack (amd64 curg.sched.bp)|  sb_switch_to(st, caller, sp + 8, bp);|  sb_switch_to(st, caller, sp + 8, 0);"
@@ -23,17 +25,28 @@ mutations=(
   "vdso (amd64 frame record)|  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 16;|  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 8;"
   "arm64 SP walk|      st->sp = sp + (sb_u64)delta;|      st->sp = sp;"
   "arm64 systemstack (sched.bp)|    st->sp = bp + 8; /* the switch function's own SP on the goroutine stack */|    st->sp = bp;"
+  "signal (amd64 ucontext)|    sb_u64 mc = entry_sp + SB_AMD64_MCTX;|    sb_u64 mc = entry_sp + SB_AMD64_MCTX + 8;"
+  "signal (arm64 ucontext)|    sb_u64 x = entry_sp + SB_ARM64_MCTX_X0;|    sb_u64 x = entry_sp + SB_ARM64_MCTX_X0 + 8;"
+  "signal (interrupted pc exact)|  st->frame_exact = 1;\n  st->lr = lr;|  st->frame_exact = 0;\n  st->lr = lr;"
+  "cgocallback (g0 frame)|  sb_u64 slot = st->arm64 ? g0_sp : g0_sp + (sb_u64)delta;|  sb_u64 slot = st->arm64 ? g0_sp + 16 : g0_sp + (sb_u64)delta + 16;"
+  "cgocallback dispatch|    r = sb_cross_cgocallback(st, lookup_pc);|    r = -1;"
+  "asyncPreempt arm64 (pushCall's 16 bytes)|        st->sp += 16;|        st->sp += 0;"
+  "asyncPreempt amd64 (interrupted pc exact)|    st->exact_sp = 1;\n    st->frame_exact = 1;\n    st->injected_call = 0;|    st->exact_sp = 0;\n    st->frame_exact = 0;\n    st->injected_call = 0;"
+  "mcall under schedule (next curg)|  int from_slot = gp == 0 || st->scheduling;|  int from_slot = gp == 0;"
+  "arm64 asmcgocall (sched.bp, all versions)|  if (st->arm64 && crossing == SB_CROSS_ASMCGOCALL) recipe = SB_PI_SWITCH_SCHED_BP;|"
 )
 printf '%-38s %s\n' "break" "cases failing"
 status=0
 for m in "${mutations[@]}"; do
   IFS='|' read -r name from to <<<"$m"
+  [[ -z ${BREAKS:-} || $name =~ $BREAKS ]] || continue
   cp "$scratch/unwind_core.h.orig" "$core"
   FROM="$from" TO="$to" python3 - "$core" <<'PY'
 import os, sys
 p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
+f = f.replace("\\n", "\n"); t = os.environ["TO"].replace("\\n", "\n")
 if s.count(f) != 1: sys.exit(f"mutation target not found exactly once: {f!r}")
-open(p, "w").write(s.replace(f, os.environ["TO"]))
+open(p, "w").write(s.replace(f, t))
 PY
   ninja -C "$scratch/build" switchback >/dev/null
   out=$("$scratch/build/tools/switchback" coredump check testdata/coredumps --cache "$scratch/cache" || true)

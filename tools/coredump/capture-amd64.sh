@@ -27,7 +27,7 @@ BIN=$(build_corecases amd64 "$STATE" "$OUT")
 GOVER=$(go_version)
 
 # Where to stop, per state.
-MODE=break PICK="" BP="" EXTRA_ARGS=""
+MODE=break PICK="" BP="" EXTRA_ARGS="" RUN_ENV="" KILL_SIG=""
 case $STATE in
 leaf)        BP="*$(printf '0x%x' $(( $(func_addr "$BIN" main.leaf) + 3 )))" ;;  # 2nd instruction of the frameless leaf
 systemstack) BP="'runtime.(*mheap).alloc.func1'" ;;
@@ -41,7 +41,11 @@ dropg|gosched)
 morestack)   BP="'runtime.newstack'" ;;
 cgo)         BP="cc_leaf" ;;
 vdso)        BP="__vdso_clock_gettime" ;;
+cgocallback) BP="'main.cbWork'" ;;
 signal)      BP="'runtime.sighandler'" ;;
+crash)       # GOTRACEBACK=crash + SIGABRT: Go relays SIGQUIT to every M; the thread that
+             # finally crashes stops in dieFromSignal, every other one waits in its handler.
+             BP="'runtime.dieFromSignal'" RUN_ENV="GOTRACEBACK=crash" KILL_SIG=SIGABRT ;;
 idle)        MODE=attach PICK="runtime.mstart,runtime.stopm,runtime.futex" ;;
 stale)       MODE=stale EXTRA_ARGS="-procs 4" ;;
 esac
@@ -53,7 +57,8 @@ FIFO_DIR=$(mktemp -d)
 rm -f "$OUT/$STATE".{core,gdb-bt.txt,gdb.json,gdb-error.txt,dlv.txt,meta.json}
 
 # Start the program and wait for "ready".
-"$BIN" -state "$STATE" $EXTRA_ARGS >"$FIFO_DIR/stdout" 2>"$FIFO_DIR/stderr" &
+# shellcheck disable=SC2086
+env $RUN_ENV "$BIN" -state "$STATE" $EXTRA_ARGS >"$FIFO_DIR/stdout" 2>"$FIFO_DIR/stderr" &
 PID=$!
 disown "$PID"  # no job-control "Killed" notice when we kill it
 for _ in $(seq 100); do grep -q '^ready' "$FIFO_DIR/stdout" && break; sleep 0.05; done
@@ -61,6 +66,7 @@ grep -q '^ready' "$FIFO_DIR/stdout" || die "$STATE: program not ready: $(cat "$F
 sleep 0.2  # let the state settle (idle Ms park, workers spin up)
 
 CAPTURE_STATE=$STATE CAPTURE_OUT=$OUT CAPTURE_MODE=$MODE CAPTURE_BP=$BP CAPTURE_PICK=$PICK CAPTURE_PID=$PID \
+	CAPTURE_KILL_SIG=$KILL_SIG \
 	timeout 90 gdb -batch -nx -p "$PID" -x "$COREDUMP_DIR/gdb_capture.py" >"$FIFO_DIR/gdb.log" 2>&1 || true
 kill -9 "$PID" 2>/dev/null || true
 for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.02; done

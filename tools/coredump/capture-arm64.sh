@@ -25,8 +25,8 @@ command -v qemu-aarch64 >/dev/null || die "qemu-aarch64 not installed"
 
 BIN=$(build_corecases arm64 "$STATE" "$OUT")
 GOVER=$(go_version)
-QEMU_ARGS=() EXTRA_ARGS=() SETTLE=0.3
-[ "$STATE" = cgo ] && QEMU_ARGS=(-L /usr/aarch64-linux-gnu)
+QEMU_ARGS=() EXTRA_ARGS=() SETTLE=0.3 RUN_ENV=() SIGDFL=(-sigdfl)
+case $STATE in cgo|cgocallback) QEMU_ARGS=(-L /usr/aarch64-linux-gnu) ;; esac
 
 # classify.py rules (see its docstring): conditions on one thread's FP-walked frames / Go view.
 case $STATE in
@@ -36,17 +36,22 @@ mcall-curg|dropg)
 	read -r l n <<<"$(dropg_lines park_m)"
 	A0=$(func_addr "$BIN" runtime.park_m) A1=$(addr_after_dropg "$BIN" runtime.park_m "$l" "$n")
 	[ -n "$A1" ] || die "no code after dropg() in runtime.park_m"
-	if [ "$STATE" = mcall-curg ]; then RULE="runtime.park_m@${A0#0x}-${A1#0x},curg,sp=g0"
+	# mcall-curg: in park_m before its dropg (m.curg still set: anywhere in park_m or below it)
+	if [ "$STATE" = mcall-curg ]; then RULE="runtime.park_m@${A0#0x}-${A1#0x},curg,sp=g0|runtime.park_m,curg,sp=g0"
 	else RULE="runtime.park_m@${A1#0x}-ffffffff,nocurg,sp=g0,!runtime.schedule|runtime.park_m,nocurg,sp=g0,!runtime.stopm"; fi ;;
 gosched)     RULE="runtime.gosched_m,nocurg,sp=g0|runtime.gosched_m,sp=g0" ;;
 morestack)   RULE="runtime.newstack" ;;
 cgo)         RULE="cc_leaf|cc_middle|cc_spin" ;;
+cgocallback) RULE="main.cbWork" ;;
 vdso)        RULE="runtime.nanotime1@0|runtime.walltime@0|runtime.nanotime1.abi0@0|runtime.walltime.abi0@0|runtime.vdsoCall@0" ;;
 signal)      RULE="sp=gsignal|runtime.sighandler|runtime.sigtrampgo" ;;
+crash)       # Go's own handler this time (no -sigdfl): it relays SIGQUIT to every M and aborts.
+             RULE="sp=gsignal" RUN_ENV=(GOTRACEBACK=crash) SIGDFL=() ;;
 idle)        RULE="runtime.stopm,runtime.mstart,!runtime.park_m|runtime.stopm,runtime.mstart.abi0,!runtime.park_m" ; SETTLE=1 ;;
 stale)       RULE="stale"; EXTRA_ARGS=(-procs 4) ;;
 esac
 
+RULE=${RULE_OVERRIDE:-$RULE}  # e.g. RULE_OVERRIDE='runtime.newstack,!runtime.copystack'
 QP="" TMP=""
 cleanup() {
 	if [ -n "$QP" ]; then kill -9 "$QP" 2>/dev/null || true; fi
@@ -61,7 +66,7 @@ for i in $(seq "$COUNT"); do
 	# bash -c: set the core limit, keep qemu's own host core tiny (coredump_filter 0: the guest
 	# core is written by qemu itself), then exec so that $! is qemu.
 	bash -c 'cd "$1" && ulimit -c unlimited && echo 0 >/proc/self/coredump_filter && shift && exec "$@"' _ \
-		"$TMP" qemu-aarch64 "${QEMU_ARGS[@]}" "$BIN" -state "$STATE" -sigdfl "${EXTRA_ARGS[@]}" \
+		"$TMP" env "${RUN_ENV[@]}" qemu-aarch64 "${QEMU_ARGS[@]}" "$BIN" -state "$STATE" "${SIGDFL[@]}" "${EXTRA_ARGS[@]}" \
 		>"$TMP/stdout" 2>"$TMP/stderr" &
 	QP=$!
 	disown "$QP"
@@ -77,7 +82,7 @@ for i in $(seq "$COUNT"); do
 	kill -9 "$QP" 2>/dev/null || true
 	QPID=$QP QP=""
 	core=$(ls "$TMP"/qemu_*.core 2>/dev/null | head -1 || true)
-	if [ -n "$core" ] && python3 "$COREDUMP_DIR/classify.py" --binary "$BIN" --core "$core" --rule "$RULE" \
+	if [ -n "$core" ] && python3 "$COREDUMP_DIR/classify.py" --binary "$BIN" --core "$core" --rule "$RULE" --go-minor "$(go_minor)" \
 			--json "$TMP/classify.json" >"$TMP/classify.txt" 2>&1; then
 		mv "$core" "$OUT/$STATE.core"
 		mv "$TMP/classify.json" "$OUT/$STATE.classify.json"

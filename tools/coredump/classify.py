@@ -9,7 +9,7 @@ decides whether some thread is in the wanted state. Standard library only; no gd
 This is a harvest filter, not an oracle: the FP walk does not cross stack switches and may
 stop early or read junk; the kept cores still go through Delve and the real replay.
 
-  classify.py --binary BIN --core CORE --rule RULE [--json OUT]
+  classify.py --binary BIN --core CORE --rule RULE [--json OUT] [--go-minor N]
 Exit status 0 if some thread matches RULE, 1 if none, 2 on error.
 
 RULE: alternatives separated by '|', each a comma-separated list of conditions, all must hold
@@ -32,10 +32,18 @@ import sys
 EM_X86_64, EM_AARCH64 = 62, 183
 NT_PRSTATUS = 1
 
-# Go 1.19 offsets (DESIGN.md "Go runtime facts"); amd64 and arm64 equal.
+# Go 1.19 offsets (DESIGN.md "Go runtime facts"); amd64 and arm64 equal. set_offsets() moves
+# the fields that later releases moved (--go-minor).
 OFF = {"g.stack.lo": 0, "g.stack.hi": 8, "g.m": 48, "g.sched.sp": 56, "g.sched.pc": 64,
        "g.atomicstatus": 144, "g.goid": 152, "m.g0": 0, "m.procid": 72, "m.gsignal": 80,
        "m.curg": 192, "m.alllink": None}
+
+
+def set_offsets(minor):
+    if 23 <= minor <= 24:
+        OFF.update({"g.atomicstatus": 152, "g.goid": 160})
+    elif minor >= 25:
+        OFF.update({"m.procid": 64, "m.gsignal": 72, "m.curg": 184})
 G_STATUS = {0: "idle", 1: "runnable", 2: "running", 3: "syscall", 4: "waiting", 6: "dead",
             8: "copystack", 9: "preempted"}
 
@@ -281,7 +289,9 @@ def main():
     ap.add_argument("--core", required=True)
     ap.add_argument("--rule", required=True)
     ap.add_argument("--json")
+    ap.add_argument("--go-minor", type=int, default=19, help="Go 1.N of the binary (offsets)")
     a = ap.parse_args()
+    set_offsets(a.go_minor)
     syms = Symbols(a.binary)
     core = Core(a.core)
     gv = go_view(core, syms)

@@ -10,6 +10,8 @@
 #   CAPTURE_BP       gdb location ("*0x4321", "'runtime.newstack'", "__vdso_clock_gettime")
 #   CAPTURE_PICK     comma-separated function names, all must be on the picked thread's stack
 #   CAPTURE_TRIES    attempts for stale mode (default 200)
+#   CAPTURE_KILL_SIG break mode: signal sent to the process once the breakpoint is set
+#                    (SIGABRT for the crash state; SIGABRT/SIGQUIT then pass silently)
 #
 # Writes STATE.core (gcore), STATE.gdb-bt.txt (info threads + thread apply all bt),
 # STATE.gdb.json (stopped thread, breakpoint, per-thread Go runtime view read through DWARF
@@ -92,6 +94,13 @@ def in_stack(sp, ginfo):
 
 def go_view():
     """Per-thread Go runtime view: m, g0/curg/gsignal, which stack SP is on, g0 mcall slot."""
+    if G_T is None:
+        out = []
+        for th in gdb.selected_inferior().threads():
+            th.switch()
+            out.append({"lwp": th.ptid[1], "gdb_thread": th.num, "pc": hex(int(gdb.parse_and_eval("$pc"))),
+                        "sp": hex(int(gdb.parse_and_eval("$sp"))), "m": None})
+        return out
     ms = all_ms()
     out = []
     for th in gdb.selected_inferior().threads():
@@ -167,12 +176,22 @@ def main():
     ex("set print thread-events off")
     for sig in ("SIGURG", "SIGPROF", "SIGPIPE", "SIGALRM", "SIGCHLD"):
         ex("handle %s nostop noprint pass" % sig)
-    G_T = gdb.lookup_type("runtime.g")
-    M_T = gdb.lookup_type("runtime.m")
+    try:
+        G_T = gdb.lookup_type("runtime.g")
+        M_T = gdb.lookup_type("runtime.m")
+    except gdb.error:
+        G_T = M_T = None  # no DWARF (e.g. lefthook): threads and registers only
     result = {"state": STATE, "mode": MODE, "breakpoint": ENV.get("CAPTURE_BP"), "attempts": 1}
 
+    kill_sig = ENV.get("CAPTURE_KILL_SIG", "")
+    if kill_sig:
+        for sig in ("SIGABRT", "SIGQUIT"):
+            ex("handle %s nostop noprint pass" % sig)
     if MODE == "break":
         bp = gdb.Breakpoint(ENV["CAPTURE_BP"], internal=False)
+        if kill_sig:
+            import signal
+            os.kill(PID, getattr(signal, kill_sig))
         addrs = set()
         for line in ex("info breakpoints %d" % bp.number).splitlines():
             for tok in line.split():

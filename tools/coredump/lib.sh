@@ -5,11 +5,13 @@ COREDUMP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$COREDUMP_DIR/../.." && pwd)
 CORECASES_SRC="$REPO_ROOT/testdata/corecases"
 GO=${GO:-go}
-STATES="leaf systemstack mcall-curg dropg gosched morestack cgo vdso signal idle stale"
+STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
 go_version() { "$GO" env GOVERSION; }
+# go_minor: 19 for go1.19.8 (classify.py picks its runtime offsets by it).
+go_minor() { go_version | sed -E 's/^go1\.([0-9]+).*/\1/'; }
 go_root() { "$GO" env GOROOT; }
 
 # build_corecases GOARCH STATE OUT: builds the corecases binary into OUT (the cgo variant for
@@ -18,7 +20,7 @@ go_root() { "$GO" env GOROOT; }
 build_corecases() {
 	local arch=$1 state=$2 out=$3 name tags="" cgo=0 cc=""
 	name=corecases
-	if [ "$state" = cgo ]; then
+	if [ "$state" = cgo ] || [ "$state" = cgocallback ]; then
 		name=corecases-cgo tags="-tags=corecases_cgo" cgo=1
 		[ "$arch" = arm64 ] && cc=aarch64-linux-gnu-gcc
 	fi
@@ -74,7 +76,10 @@ dlv_oracle() {
 		echo exit
 	} >"$init"
 	{ echo "# dlv core $(basename "$bin") $(basename "$core"); script:"; sed 's/^/#   /' "$init"; } >"$out"
-	timeout 120 dlv core "$bin" "$core" --allow-non-terminal-interactive=true --init "$init" </dev/null >>"$out" 2>&1 || true
+	# --check-go-version=false: Delve 1.20 (Debian 12) refuses binaries newer than Go 1.20; it
+	# reads them (DWARF types, pclntab) well enough to list goroutines and their stacks.
+	timeout 120 dlv core "$bin" "$core" --allow-non-terminal-interactive=true --check-go-version=false \
+		--init "$init" </dev/null >>"$out" 2>&1 || true
 	rm -f "$init"
 }
 

@@ -9,7 +9,7 @@ SWITCHBACK=${SWITCHBACK:-build/tools/switchback}
 DIR=${CASE_DIR:-testdata/coredumps}
 cap=$1; arch=$2; shift 2
 states=("$@")
-[[ ${#states[@]} -gt 0 ]] || states=(leaf systemstack mcall-curg dropg gosched morestack cgo vdso signal idle stale)
+[[ ${#states[@]} -gt 0 ]] || states=(leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale)
 
 must_cross() {  # the crossing a state proves, per arch
   case "$1/$arch" in
@@ -18,6 +18,8 @@ must_cross() {  # the crossing a state proves, per arch
     mcall-curg/*|dropg/amd64|gosched/amd64) echo mcall ;;
     morestack/amd64) echo morestack ;;  # the arm64 capture sits in copystack: a named stop
     cgo/*) echo asmcgocall ;;
+    cgocallback/*) echo cgocallback ;;
+    signal/*|crash/*) echo signal ;;
     vdso/amd64) echo vdso ;;
     *) echo "" ;;
   esac
@@ -47,6 +49,17 @@ for state in "${states[@]}"; do
     # Delve follows arm64 frame pointers, which Go 1.19's copystack leaves pointing at the old
     # stack; it skips frames that the SP walk finds (runtime's own traceback agrees with us).
     args+=(--accept-delve-difference "Delve follows stale arm64 frame pointers (Go 1.19 copystack) and skips frames")
+  fi
+  if [[ $state/$arch == morestack/arm64 ]]; then
+    # Caught inside copystack: Delve puts the thread's g0 frames (copystack's callees) on top of
+    # the goroutine's saved frames; we stop at `copystack` after f and its caller.
+    args+=(--accept-delve-difference "Delve stitches the g0 frames inside copystack onto the goroutine's saved frames")
+  fi
+  if [[ $state == cgocallback ]]; then
+    # Delve 1.20 follows crosscall2's frame records, which from Go 1.21 on are two (the C stub
+    # that called crosscall2 then shows twice), and ends a C-created thread's stack at its
+    # thread function, where we also show libc's start_thread (gdb checks the Go frames).
+    args+=(--accept-delve-difference "Delve repeats the C stub under crosscall2 (two frame records, Go 1.21+) and ends a C thread at its thread function")
   fi
   echo "== $name"
   "$SWITCHBACK" "${args[@]}" || echo "make-cases: $name failed" >&2

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,7 +18,29 @@ namespace {
 struct InspectArgs {
   std::string path;
   bool json = false;
+  std::vector<std::string> funcs;  // --func NAME: print only these functions' pclntab ranges
 };
+
+// `--func NAME`: "NAME 0xENTRY 0xEND" per function, from pclntab (binaries without a symbol
+// table too): where the coredump capture scripts put gdb breakpoints in such binaries.
+int PrintFuncs(const sym::Binary& bin, const std::vector<std::string>& names) {
+  const sym::GoPclntab* go = bin.go();
+  if (go == nullptr) {
+    fprintf(stderr, "switchback inspect: not a Go binary (no .gopclntab)\n");
+    return 1;
+  }
+  int rc = 0;
+  for (const auto& n : names) {
+    auto fn = go->FindFuncByName(n);
+    if (!fn) {
+      fprintf(stderr, "switchback inspect: no function %s\n", n.c_str());
+      rc = 1;
+      continue;
+    }
+    printf("%s 0x%llx 0x%llx\n", n.c_str(), (unsigned long long)fn->entry, (unsigned long long)fn->end);
+  }
+  return rc;
+}
 
 int RunInspect(const InspectArgs& a) {
   auto bin = sym::Binary::Load(a.path);
@@ -25,6 +48,7 @@ int RunInspect(const InspectArgs& a) {
     fprintf(stderr, "switchback inspect: %s\n", bin.error().c_str());
     return 1;
   }
+  if (!a.funcs.empty()) return PrintFuncs(**bin, a.funcs);
   auto facts = unwinder::AnalyzeGoBinary(**bin, a.path);
   if (!facts.ok()) {
     fprintf(stderr, "switchback inspect: %s\n", facts.error().c_str());
@@ -115,6 +139,7 @@ void AddInspectCommand(CLI::App& app, Runner* run) {
       "inspect", "Print the Go runtime facts switchback reads from an executable, with their source.");
   cmd->add_option("binary", args->path, "Go executable")->required();
   cmd->add_flag("--json", args->json, "print JSON");
+  cmd->add_option("--func", args->funcs, "print NAME's address range from pclntab (repeatable)");
   cmd->callback([args, run] { *run = [args] { return RunInspect(*args); }; });
 }
 
