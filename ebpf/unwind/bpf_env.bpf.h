@@ -31,4 +31,13 @@ SB_INLINE int sb_delta_entry(void *env, __u32 index, struct sb_sp_delta *out) {
 
 #define SB_LOOP(n, callback, ctx) bpf_loop((n), (callback), (ctx), 0)
 
+/* A BPF program samples processes of the kernel's architecture only (see unwind_core.h). */
+#if defined(__TARGET_ARCH_arm64)
+#define SB_ARM64(st) 1
+#elif defined(__TARGET_ARCH_x86)
+#define SB_ARM64(st) 0
+#else
+#error "the sampler is built for x86 or arm64 (-D__TARGET_ARCH_...)"
+#endif
+
 #endif

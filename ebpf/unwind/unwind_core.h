@@ -19,6 +19,15 @@
 
 #include "unwind_types.h"
 
+/* Whether the sampled process is arm64. The BPF program only ever samples processes of the
+ * kernel's own architecture, so its build fixes the answer at compile time (bpf_env.bpf.h):
+ * the other architecture's paths are then dead code, which keeps the verifier's state count
+ * under its one-million-instruction limit. The host build (coredump replay) decides per
+ * process. */
+#ifndef SB_ARM64
+#define SB_ARM64(st) ((st)->arm64)
+#endif
+
 /* Go's _Gcopystack: the goroutine's stack is being copied, its saved sp/bp are stale. */
 #define SB_GO_STATUS_COPYSTACK 8
 /* Binary search steps over the sp_deltas array: enough for 4M entries. */
@@ -41,7 +50,6 @@ struct sb_unwind_state {
   sb_u8 switch_pending;  /* the next frame-pointer step leaves this stack */
   sb_u8 lr_valid;        /* lr still holds the current frame's return address (leaf, arm64) */
   sb_u8 injected_call;   /* the current frame was entered by a signal handler's injected call */
-  sb_u8 sp_walk;         /* amd64: walk Go frames by SP and pcsp only, frame pointers are stale */
   sb_u8 lr_at_frame_top; /* arm64 crosscall2: LR and R29 saved at the top of its frame, not at SP */
   sb_u8 scheduling;      /* runtime.schedule is on this g0 stack: m.curg is the next goroutine */
   sb_u8 arm64;
@@ -149,13 +157,12 @@ SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb
   st->fp = fp;
   st->prev_fp = 0; /* a different stack: addresses are not comparable with the last one */
   /* arm64 walks Go frames by SP: a saved sp (sched.sp) is exact; 0 means derive from fp. */
-  st->exact_sp = st->arm64 && sp != 0;
+  st->exact_sp = SB_ARM64(st) && sp != 0;
   st->frame_exact = 0;
   st->lr_valid = 0;
   st->lr_at_frame_top = 0;
   st->scheduling = 0;
   st->on_g0 = 0;
-  st->sp_walk = 0;
 }
 
 /* Reads a goroutine's saved scheduling state and checks it can be trusted. */
@@ -198,7 +205,7 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
   /* arm64 asmcgocall loads g0.sched.bp into R29 in every version (Go 1.25 linked only
    * systemstack's frame chain): its frame record is found at curg.sched.bp (found in the
    * Go 1.27 arm64 cgo cores, which stopped with read_fault right after asmcgocall). */
-  if (st->arm64 && crossing == SB_CROSS_ASMCGOCALL) recipe = SB_PI_SWITCH_SCHED_BP;
+  if (SB_ARM64(st) && crossing == SB_CROSS_ASMCGOCALL) recipe = SB_PI_SWITCH_SCHED_BP;
   if (recipe == 0) {
     /* The frame pointer chain continues into the goroutine stack by itself: the switch
      * function's frame record on g0 links to its caller's frame on the goroutine stack. */
@@ -254,7 +261,7 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
   /* The g0 slot holds the goroutine for sure on amd64 (mcall's PUSHQ AX at g0.sched.sp - 8);
    * on arm64 only once the callee (the frame just below mcall) has spilled its argument, at
    * the offset decoded from that callee's prologue. */
-  long slot_off = st->arm64 ? sb_spill_slot(st->pi, st->last_pc - 1) : -8;
+  long slot_off = SB_ARM64(st) ? sb_spill_slot(st->pi, st->last_pc - 1) : -8;
   /* Under schedule (after dropg), execute may already have set m.curg to the goroutine it is
    * about to run: that is not the one that called mcall (found in a Go 1.23 arm64 core sampled
    * in gogo). Only the g0 slot can name the caller then. */
@@ -290,7 +297,7 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
  * the function's SP (the CALL pushed it), arm64 in the link register, which morestack saved as
  * sched.lr. */
 SB_INLINE int sb_morestack_caller(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp, sb_u64 *ret) {
-  if (st->arm64) return sb_read_u64(st, gp + st->pi->off.g_sched + st->pi->off.gobuf_lr, ret);
+  if (SB_ARM64(st)) return sb_read_u64(st, gp + st->pi->off.g_sched + st->pi->off.gobuf_lr, ret);
   return sb_read_u64(st, sp, ret);
 }
 
@@ -302,9 +309,10 @@ SB_INLINE int sb_morestack_caller(struct sb_unwind_state *st, sb_u64 gp, sb_u64 
  * and frame sizes never change, though, and sched.sp always names a whole copy (the old stack
  * until copystack swaps gp.stack and sched.sp, the fully copied new one after; the old one is
  * freed only after that). So the goroutine is walked by SP and pcsp alone, as Go's own
- * traceback does: on arm64 that is how Go frames are always walked, on amd64 sp_walk turns
- * it on for this stack. Only when sched.sp is outside g.stack (the instant between the two
- * stores of the swap) does the walk stop with `copystack`, after f and its caller. */
+ * traceback does: on arm64 that is how Go frames are always walked, on amd64 a zero frame
+ * pointer keeps the pcsp step going for this stack. Only when sched.sp is outside g.stack
+ * (the instant between the two stores of the swap) does the walk stop with `copystack`,
+ * after f and its caller. */
 SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   sb_count(st, SB_CROSS_MORESTACK, SB_CNT_ATTEMPTS);
   const struct sb_go_offsets *o = &st->pi->off;
@@ -327,9 +335,11 @@ SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_COPYSTACK);
   }
   sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
-  sb_switch_to(st, ret, st->arm64 ? sp : sp + 8, bp); /* amd64: past the pushed return address */
-  if (copying && !st->arm64) {
-    st->sp_walk = 1;
+  sb_switch_to(st, ret, SB_ARM64(st) ? sp : sp + 8, bp); /* amd64: past the pushed return address */
+  if (copying && !SB_ARM64(st)) {
+    /* No trusted frame pointer (fp 0): the amd64 pcsp step keeps walking by SP. No flag of its
+     * own: every extra state bit multiplies the BPF verifier's work. */
+    st->fp = 0;
     st->exact_sp = 1; /* f's caller's SP: just above f's return address */
   }
   sb_crossed(st, SB_CROSS_MORESTACK);
@@ -355,7 +365,7 @@ SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
   /* The frame record of the function that called the vDSO: amd64 time.now/nanotime1 pushed
    * BP just below their return address (vdsoSP - 8); arm64 nanotime1's record is at
    * vdsoSP - 8 (saved R29, then the saved LR = vdsoPC at vdsoSP). */
-  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 16;
+  sb_u64 record = SB_ARM64(st) ? vsp - 8 : vsp - 16;
   sb_u64 caller_fp = 0;
   if (sb_read_u64(st, record, &caller_fp))
     return sb_cross_stopped(st, SB_CROSS_VDSO, SB_STOP_READ_FAULT);
@@ -385,7 +395,7 @@ SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
 SB_INLINE long sb_cross_signal(struct sb_unwind_state *st, sb_u64 entry_sp) {
   sb_count(st, SB_CROSS_SIGNAL, SB_CNT_ATTEMPTS);
   sb_u64 pc = 0, sp = 0, fp = 0, lr = 0;
-  if (st->arm64) {
+  if (SB_ARM64(st)) {
     sb_u64 x = entry_sp + SB_ARM64_MCTX_X0;
     if (sb_read_u64(st, x + 32 * 8, &pc) || sb_read_u64(st, x + 31 * 8, &sp) ||
         sb_read_u64(st, x + 29 * 8, &fp) || sb_read_u64(st, x + 30 * 8, &lr))
@@ -400,7 +410,7 @@ SB_INLINE long sb_cross_signal(struct sb_unwind_state *st, sb_u64 entry_sp) {
   st->exact_sp = 1;
   st->frame_exact = 1;
   st->lr = lr;
-  st->lr_valid = st->arm64;
+  st->lr_valid = SB_ARM64(st);
   if (st->m != 0 && (st->pi->flags & SB_PI_HAS_OFFSETS)) {
     sb_u64 gp = sb_live_curg(st);
     if (st->g0 != 0 && sb_sp_in_stack(st, st->g0, sp)) {
@@ -435,15 +445,15 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
     return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_END_OF_CHAIN);
   /* The g0 frame has the same size as the fake one: amd64 return address at SP + delta with
    * the saved BP below it; arm64 LR at [SP] and the caller's R29 below it. */
-  sb_u64 slot = st->arm64 ? g0_sp : g0_sp + (sb_u64)delta;
+  sb_u64 slot = SB_ARM64(st) ? g0_sp : g0_sp + (sb_u64)delta;
   if (sb_read_u64(st, slot, &ret) || sb_read_u64(st, slot - 8, &caller_fp))
     return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_READ_FAULT);
   if (ret == 0) return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_END_OF_CHAIN);
   /* The caller, crosscall2, is Go assembly: its SP is exact, so its pcsp finds the C stub
    * that called it (arm64 crosscall2 has no frame record at SP: it saves R29/R30 at the top
    * of its frame). */
-  sb_u64 c2_sp = st->arm64 ? g0_sp + (sb_u64)delta : slot + 8;
-  if (!st->arm64) {
+  sb_u64 c2_sp = SB_ARM64(st) ? g0_sp + (sb_u64)delta : slot + 8;
+  if (!SB_ARM64(st)) {
     /* amd64 crosscall2 keeps the C stub's BP in cgocallback's saved BP up to Go 1.20; from
      * 1.21 it pushes two frame records of its own first. The stub's BP is the link of the
      * record that returns where crosscall2's pcsp says it returns (checked, never assumed);
@@ -463,7 +473,7 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
   }
   sb_switch_to(st, ret, c2_sp, caller_fp);
   st->exact_sp = 1;
-  st->lr_at_frame_top = st->arm64;
+  st->lr_at_frame_top = SB_ARM64(st);
   st->on_g0 = 1;
   sb_crossed(st, SB_CROSS_CGOCALLBACK);
   return 0;
@@ -472,7 +482,7 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
 /* One step to the caller of the current frame. */
 SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   sb_s32 delta = 0;
-  if (st->arm64 && sb_in_go_text(st->pi, st->pc)) {
+  if (SB_ARM64(st) && sb_in_go_text(st->pi, st->pc)) {
     /* arm64 Go frames are walked by SP, the way Go's own traceback walks them: the prologue
      * stores LR at the new SP (MOVD.W R30, -size(RSP)) and the caller's R29 just below it, so
      * the return address is at [SP] and the caller's SP is SP + pcsp delta. Frame pointers
@@ -526,16 +536,21 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
       return 0;
     }
   }
-  if (st->exact_sp && !st->arm64 &&
+  if (st->exact_sp && !SB_ARM64(st) &&
       sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
     /* amd64 Go frame: the return address sits at SP + delta. If the function already set
      * up its frame pointer, BP points just below the return address slot. */
     sb_u64 slot = st->sp + (sb_u64)delta;
     sb_u64 ret = 0, caller_fp = st->fp;
     if (sb_read_u64(st, slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
-    if (st->sp_walk) {
-      /* Frame pointers on this stack are not trusted: the caller's SP is exact too. */
+    if (st->fp == 0) {
+      /* No frame pointer to follow (copystack, or none at all, as in a goroutine's first
+       * function): walk on by SP, the caller's SP is exact too. */
       if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+      if (st->frame_exact) { /* the sampled frame: a frame-pointer walk would have lost this caller */
+        sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
+        sb_crossed(st, SB_CROSS_LEAF);
+      }
       st->pc = ret;
       st->sp = slot + 8;
       st->frame_exact = 0;
@@ -577,7 +592,7 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   st->exact_sp = 0;
   st->frame_exact = 0;
   st->lr_at_frame_top = 0;
-  if (st->injected_call && st->arm64) st->injected_call = 0; /* arm64: only by the SP walk */
+  if (st->injected_call && SB_ARM64(st)) st->injected_call = 0; /* arm64: only by the SP walk */
   if (st->injected_call) {
     /* asyncPreempt was "called" by the signal handler at the interrupted pc: that pc is exact
      * (not a return address) and so is the SP, so the interrupted function, which may be a
@@ -602,7 +617,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   sb_u64 lookup_pc = st->frame_exact ? st->pc : st->pc - 1;
   int kind = sb_classify(st->pi, lookup_pc);
   if (kind == SB_FN_ROOT) return sb_stop(st, SB_STOP_ROOT);
-  if (kind == SB_FN_SIGRETURN && st->arm64) kind = SB_FN_NONE; /* amd64's restorer only */
+  if (kind == SB_FN_SIGRETURN && SB_ARM64(st)) kind = SB_FN_NONE; /* amd64's restorer only */
   if (kind == SB_FN_SIGTRAMP || kind == SB_FN_SIGRETURN) {
     /* The signal frame needs only sigtramp's SP and pcsp (registers, no runtime offsets). Its
      * entry SP: SP + pcsp delta; the restorer runs after sigtramp's RET popped `pretcode`. */
@@ -646,7 +661,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
   /* amd64: the frame-pointer step out of asyncPreempt's frame (its record sits right below the
    * injected return address); arm64: the SP step, whatever the frame. */
-  st->injected_call = kind == SB_FN_ASYNCPREEMPT && (st->arm64 || !st->exact_sp);
+  st->injected_call = kind == SB_FN_ASYNCPREEMPT && (SB_ARM64(st) || !st->exact_sp);
   return sb_step_caller(st);
 }
 
@@ -672,7 +687,7 @@ SB_INLINE int sb_try_g(struct sb_unwind_state *st, sb_u64 g) {
  * otherwise the slot is never written and may hold anything. amd64's slot is always current. */
 SB_INLINE int sb_tls_g_live(struct sb_unwind_state *st) {
   const struct sb_proc_info *pi = st->pi;
-  if (!st->arm64) return 1;
+  if (!SB_ARM64(st)) return 1;
   if (!(pi->flags & SB_PI_HAS_ISCGO) || pi->iscgo_addr == 0) return 0;
   sb_u8 iscgo = 0;
   if (sb_read(st->env, &iscgo, sizeof(iscgo), pi->iscgo_addr)) return 0;
@@ -690,7 +705,7 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
     sb_u64 g = 0;
     if (sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0) found = sb_try_g(st, g);
   }
-  if (found != 0 && st->arm64) found = sb_try_g(st, regs->g_reg);
+  if (found != 0 && SB_ARM64(st)) found = sb_try_g(st, regs->g_reg);
   if (found != 0) return;
   const struct sb_go_offsets *o = &pi->off;
   sb_u64 user_g = st->g == st->curg ? st->g : (st->on_g0 ? st->curg : 0);
