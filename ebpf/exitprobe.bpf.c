@@ -76,13 +76,18 @@ static __always_inline int g_valid(__u64 g) {
   return read_u64(m + cfg.m_curg) == g || read_u64(m + cfg.m_g0) == g;
 }
 
-static __always_inline __u64 current_g(struct pt_regs *ctx) {
+/* g_in_reg: the site is in a function whose prologue reads the stack bound through the g
+ * register, so the register is g (Go's ABIInternal keeps it there) and is taken as is: no
+ * memory read can fail on the way. Elsewhere the register is checked, then the TLS slot. */
+static __always_inline __u64 current_g(struct pt_regs *ctx, int g_in_reg) {
 #if defined(__TARGET_ARCH_arm64)
   __u64 g = ctx->regs[28]; /* Go's g register in Go code */
+  if (g_in_reg && g != 0) return g;
   if (g_valid(g)) return g;
   return 0; /* the TLS copy exists only with cgo; not used */
 #else
   __u64 g = ctx->r14; /* Go's g register in ABIInternal code */
+  if (g_in_reg && g != 0) return g;
   if (g_valid(g)) return g;
   if (cfg.tls_g_offset == 0) return 0;
   struct task_struct *task = bpf_get_current_task_btf();
@@ -285,7 +290,9 @@ static __always_inline int handle_site(struct pt_regs *ctx) {
   __u64 sp = PT_REGS_SP(ctx);
 
   if (cfg.go) {
-    ev.g = current_g(ctx);
+    ev.g = current_g(ctx, SB_XP_COOKIE_G_IN_REG(cookie));
+    if (ev.g != 0 && bpf_probe_read_user(&ev.stack_hi, sizeof(ev.stack_hi), (const void *)(ev.g + cfg.g_stack_hi)))
+      ev.g = 0;
     if (ev.g == 0) {
       __sync_fetch_and_add(&cnt->no_g, 1);
       if (ev.kind == SB_XP_ENTRY) {
@@ -297,7 +304,6 @@ static __always_inline int handle_site(struct pt_regs *ctx) {
       }
       return 0;
     }
-    ev.stack_hi = read_u64(ev.g + cfg.g_stack_hi);
     ev.depth = ev.stack_hi - sp;
   } else {
     ev.g = (__u32)id; /* thread id */

@@ -16,9 +16,14 @@ enum sb_xp_kind {
   SB_XP_SWEEP_ALL = 4,  /* runtime.goexit1: every pending call of this goroutine is gone */
 };
 
+/* Cookie flag: the site is in Go code that checks its stack through the g register (R14 on
+ * amd64, R28 on arm64), so that register holds g there and needs no check. */
+#define SB_XP_G_IN_REG 0x80u
+
 #define SB_XP_COOKIE(func, kind) ((((sb_u64)(func)) << 8) | (sb_u64)(kind))
 #define SB_XP_COOKIE_FUNC(c) ((sb_u32)((c) >> 8))
-#define SB_XP_COOKIE_KIND(c) ((sb_u32)((c)&0xff))
+#define SB_XP_COOKIE_KIND(c) ((sb_u32)((c)&0x7f))
+#define SB_XP_COOKIE_G_IN_REG(c) (((c)&SB_XP_G_IN_REG) != 0)
 #define SB_XP_NO_FUNC 0xffffffu
 
 /* Latency histogram: values below 8 ns have a bucket each; above, every power of two is split
@@ -68,7 +73,7 @@ struct sb_xp_stats {
 /* Whole-program counters, per CPU. */
 struct sb_xp_counters {
   sb_u64 events;
-  sb_u64 no_g;          /* no valid g in the register nor the TLS slot */
+  sb_u64 no_g;          /* no valid g (register, TLS slot), or its stack bound unreadable */
   sb_u64 pending_full;  /* a pending record could not be stored */
   sb_u64 gstate_full;   /* a goroutine's stack top could not be stored */
   sb_u64 pop_limit;     /* SB_XP_MAX_POPS reached in one event */

@@ -30,6 +30,9 @@ struct CodeSites {
   std::string entry_how;        // "first instruction", "stack-check branch", ...
   std::vector<CodeSite> rets;   // every RET (RETAA/RETAB on arm64)
   bool decode_error = false;    // stopped at bytes that are not an instruction
+  // Go's stack check reads the bound through the g register (amd64 `CMP ..., [R14+16]`,
+  // arm64 `LDR Rt, [R28, #16]`): that register holds g everywhere in the function.
+  bool g_stack_check = false;
 };
 
 // Decodes [vaddr, vaddr + code.size()). Instruction sets: amd64 and arm64.

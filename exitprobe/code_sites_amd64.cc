@@ -103,6 +103,7 @@ CodeSites FindCodeSitesAmd64(std::string_view code, uint64_t vaddr, EntryPlaceme
       break;
     }
     uint64_t pc = vaddr + off;
+    if (index < 3 && IsStackCheckCmp(insn, ops)) out.g_stack_check = true;
     bool emulated = IsEmulated(insn, bytes + off);
     if (index == 0) {
       out.first = {pc, emulated, Format(insn, ops, pc)};

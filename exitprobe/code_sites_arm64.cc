@@ -56,12 +56,14 @@ std::string Describe(uint32_t w) {
 CodeSites FindCodeSitesArm64(std::string_view code, uint64_t vaddr, EntryPlacement placement) {
   CodeSites out;
   size_t n = code.size() / 4;
+  if (code.size() % 4 != 0) out.decode_error = true;  // a partial instruction at the end
   bool entry_open = placement == EntryPlacement::kAuto;
   for (size_t i = 0; i < n; i++) {
     uint32_t w;
     std::memcpy(&w, code.data() + 4 * i, 4);  // arm64 Linux is little-endian
     uint64_t pc = vaddr + 4 * i;
     bool simulated = IsSimulated(w);
+    if (i < 3 && (w & 0xffffffe0u) == 0xf9400b80u) out.g_stack_check = true;  // LDR Rt, [R28, #16]
     if (i == 0) {
       out.first = {pc, simulated, Describe(w)};
       out.entry = out.first;

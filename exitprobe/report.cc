@@ -67,9 +67,12 @@ std::string ReportText(const TraceReport& r, bool histograms) {
                    [](const FuncReport* a, const FuncReport* b) { return a->counts.calls > b->counts.calls; });
   out += fmt::format("{:<40} {:>9} {:>9} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "function", "calls",
                      "exits", "aborted", "flight", "min", "p50", "p90", "p99", "max");
+  // With many functions traced, the ones never called would bury the others: count them instead.
+  constexpr size_t kListAll = 30;
+  auto idle = [](const FuncReport& f) { return f.counts.calls == 0 && f.counts.exits == 0 && f.counts.unmatched == 0; };
   for (const auto* f : order) {
     const auto& c = f->counts;
-    if (c.calls == 0 && c.exits == 0 && c.unmatched == 0 && !histograms) continue;
+    if (r.funcs.size() > kListAll && idle(*f)) continue;
     auto lat = [&](uint64_t v) { return c.exits ? FormatNanos(static_cast<double>(v)) : std::string("-"); };
     out += fmt::format("{:<40} {:>9} {:>9} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n", f->name, c.calls, c.exits,
                        c.aborted, f->in_flight, lat(c.min_ns), lat(f->p50), lat(f->p90), lat(f->p99), lat(c.max_ns));
@@ -77,10 +80,10 @@ std::string ReportText(const TraceReport& r, bool histograms) {
       out += fmt::format("{:<40} dropped {} (not tracked), exits without a seen entry {}\n", "", c.dropped,
                          c.unmatched);
   }
-  size_t quiet = 0;
-  for (const auto& f : r.funcs)
-    if (f.counts.calls == 0 && f.counts.exits == 0 && f.counts.unmatched == 0) quiet++;
-  if (quiet && !histograms) out += fmt::format("({} traced functions were not called)\n", quiet);
+  if (r.funcs.size() > kListAll) {
+    size_t quiet = std::count_if(r.funcs.begin(), r.funcs.end(), idle);
+    if (quiet) out += fmt::format("({} more traced functions were not called)\n", quiet);
+  }
   if (histograms) {
     for (const auto* f : order) {
       if (f->counts.exits == 0) continue;
@@ -163,7 +166,8 @@ profile::ProfileData ReportProfile(const TraceReport& r) {
 std::string SitesText(const TracePlan& plan) {
   std::string out;
   for (const auto& f : plan.funcs) {
-    out += fmt::format("{} [{:#x}, {:#x})\n", f.name, f.start, f.end);
+    out += fmt::format("{} [{:#x}, {:#x}){}\n", f.name, f.start, f.end,
+                       f.g_in_reg ? " g in register" : plan.go ? " g checked (register, else TLS)" : "");
     out += fmt::format("  entry  {:#x} (file {:#x}) {:<28} {} [{}]\n", f.entry.code.vaddr, f.entry.file_offset,
                        f.entry.code.text, f.entry.code.emulated ? "emulated" : "single-stepped", f.entry_how);
     if (f.entry.code.vaddr != f.first.code.vaddr)

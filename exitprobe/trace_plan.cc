@@ -52,11 +52,16 @@ void PlanFunc(const sym::ElfFile& elf, const Candidate& c, const PlanOptions& op
   }
   CodeSites sites = FindCodeSites(plan->arch, *code, c.start, uretprobe ? EntryPlacement::kFirstInstruction
                                                                            : opts.placement);
+  if (sites.first.vaddr != c.start) {
+    plan->skipped.push_back({c.name, "its first instruction does not decode"});
+    return;
+  }
   FuncPlan f;
   f.name = c.name;
   f.start = c.start;
   f.end = c.end;
   f.entry_how = sites.entry_how;
+  f.g_in_reg = plan->go && sites.g_stack_check;
   auto first = Plan(elf, sites.first);
   auto entry = Plan(elf, sites.entry);
   if (!first.ok() || !entry.ok()) {
@@ -121,7 +126,7 @@ void AddHooks(const sym::Binary& bin, TracePlan* plan) {
     CodeSites s = FindCodeSites(plan->arch, *code, fn->entry, EntryPlacement::kAuto);
     auto site = Plan(bin.elf(), s.entry);
     if (!site.ok()) continue;
-    plan->hooks.push_back({name, kind, *site});
+    plan->hooks.push_back({name, kind, s.g_stack_check, *site});
   }
 }
 

@@ -24,6 +24,7 @@ struct FuncPlan {
   uint64_t start = 0;  // link-time [start, end)
   uint64_t end = 0;
   std::string entry_how;
+  bool g_in_reg = false;         // Go code checking its stack through g: R14/R28 is g at every site
   PlannedSite first;             // the first instruction (reported by --verbose)
   PlannedSite entry;             // where the entry probe goes
   std::vector<PlannedSite> rets; // empty in uretprobe mode
@@ -39,6 +40,7 @@ struct SkippedFunc {
 struct HookPlan {
   std::string name;
   uint32_t kind = SB_XP_SWEEP;
+  bool g_in_reg = false;
   PlannedSite site;
 };
 

@@ -100,19 +100,22 @@ bpf_program* Tracer::noop_program() const { return skel_->progs.xp_noop; }
 
 std::vector<UprobeSite> Tracer::FuncSites(uint32_t index) const {
   const auto& f = plan_->funcs[index];
+  uint32_t g = f.g_in_reg ? SB_XP_G_IN_REG : 0;
   std::vector<UprobeSite> out;
-  out.push_back({f.entry.file_offset, SB_XP_COOKIE(index, SB_XP_ENTRY), false});
+  out.push_back({f.entry.file_offset, SB_XP_COOKIE(index, SB_XP_ENTRY | g), false});
   if (plan_->uretprobe) {
+    // A uretprobe fires in the caller's context: nothing is known about its registers.
     out.push_back({f.first.file_offset, SB_XP_COOKIE(index, SB_XP_RETPROBE), true});
   } else {
-    for (const auto& r : f.rets) out.push_back({r.file_offset, SB_XP_COOKIE(index, SB_XP_EXIT), false});
+    for (const auto& r : f.rets) out.push_back({r.file_offset, SB_XP_COOKIE(index, SB_XP_EXIT | g), false});
   }
   return out;
 }
 
 std::vector<UprobeSite> Tracer::HookSites() const {
   std::vector<UprobeSite> out;
-  for (const auto& h : plan_->hooks) out.push_back({h.site.file_offset, SB_XP_COOKIE(SB_XP_NO_FUNC, h.kind), false});
+  for (const auto& h : plan_->hooks)
+    out.push_back({h.site.file_offset, SB_XP_COOKIE(SB_XP_NO_FUNC, h.kind | (h.g_in_reg ? SB_XP_G_IN_REG : 0)), false});
   return out;
 }
 

@@ -25,6 +25,7 @@ TEST(CodeSitesAmd64, GoStackCheckBranchIsTheEntry) {
   EXPECT_EQ(s.entry.vaddr, 0x1004u);
   EXPECT_TRUE(s.entry.emulated);
   EXPECT_EQ(s.entry_how, "stack-check branch");
+  EXPECT_TRUE(s.g_stack_check);
   ASSERT_EQ(s.rets.size(), 1u);
   EXPECT_EQ(s.rets[0].vaddr, 0x100eu);
   EXPECT_FALSE(s.rets[0].emulated);
@@ -46,6 +47,7 @@ TEST(CodeSitesAmd64, Endbr64IsSkippedAndPushIsEmulated) {
   std::string code = Bytes({0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3});
   CodeSites s = FindCodeSitesAmd64(code, 0x3000, EntryPlacement::kAuto);
   EXPECT_EQ(s.entry.vaddr, 0x3004u);  // the push: SP changes only after the probe
+  EXPECT_FALSE(s.g_stack_check);
   EXPECT_TRUE(s.entry.emulated);
   ASSERT_EQ(s.rets.size(), 1u);
   EXPECT_EQ(s.rets[0].vaddr, 0x3009u);
@@ -58,6 +60,7 @@ TEST(CodeSitesArm64, GoPrologueBranchAndRets) {
   CodeSites s = FindCodeSitesArm64(code, 0x4000, EntryPlacement::kAuto);
   EXPECT_EQ(s.entry.vaddr, 0x4008u);
   EXPECT_EQ(s.entry_how, "stack-check branch");
+  EXPECT_TRUE(s.g_stack_check);
   ASSERT_EQ(s.rets.size(), 3u);
   EXPECT_EQ(s.rets[0].vaddr, 0x4010u);
   EXPECT_EQ(s.rets[1].text, "retaa");
@@ -96,6 +99,7 @@ TEST_P(WorkloadSites, DeferMakesSeveralRetsAndEveryEntryIsTheStackCheckBranch) {
     ASSERT_NE(f, nullptr) << name;
     EXPECT_EQ(f->entry_how, "stack-check branch") << name;
     EXPECT_TRUE(f->entry.code.emulated) << name;
+    EXPECT_TRUE(f->g_in_reg) << name;
     EXPECT_GT(f->entry.code.vaddr, f->start) << name;
     EXPECT_GE(f->rets.size(), 1u) << name;
     for (const auto& r : f->rets) {

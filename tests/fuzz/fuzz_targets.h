@@ -14,5 +14,6 @@ int FuzzBuildInfo(const uint8_t* data, size_t size);
 int FuzzPprofReader(const uint8_t* data, size_t size);  // profile/pprof_reader
 int FuzzCoreFile(const uint8_t* data, size_t size);     // coredump/core_file
 int FuzzCaseFile(const uint8_t* data, size_t size);     // coredump/replay/case_file
+int FuzzCodeSites(const uint8_t* data, size_t size);    // exitprobe/code_sites
 
 }  // namespace sb::fuzz

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -51,7 +52,15 @@ int Fail(const std::string& msg) {
   return 1;
 }
 
-bool ProcessAlive(uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
+// A zombie (exited, not yet reaped by its parent) counts as gone.
+bool ProcessAlive(uint32_t pid) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  auto st = ReadFile(fmt::format("/proc/{}/stat", pid));
+  if (!st.ok()) return false;
+  const std::string& stat = *st;
+  size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
+}
 
 int RunTrace(const TraceArgs& a) {
   for (const std::string* path : {&a.json, &a.pprof}) {
