@@ -5,7 +5,7 @@
 //     traced function, panics and recovers through traced functions, uses defer and
 //     runtime.Goexit, on many goroutines. Traced for its whole run it must exit normally, and
 //     for every function calls = exits + aborted, equal to the workload's own counters. For
-//     both entry placements and both attach methods.
+//     both entry placements, both attach methods, and a PIE build.
 //   - The same workload under a uretprobe dies ("unknown caller pc"): why exit probes exist.
 //   - A function that sleeps a known time shows that time.
 #include <signal.h>
@@ -111,10 +111,11 @@ struct TraceRun {
 };
 
 // Starts the tracer on the workload binary, runs the workload once, stops the tracer.
-TraceRun TraceWorkload(const std::string& dir, const std::string& trace_args, const std::string& workload_args) {
+TraceRun TraceWorkload(const std::string& dir, const std::string& trace_args, const std::string& workload_args,
+                       const std::string& workload = kWorkload) {
   TraceRun r;
   std::string json = dir + "/trace.json";
-  Child tracer = Child::Start(kSwitchback + " trace --binary " + Quote(kWorkload) + " " + trace_args + " --json " +
+  Child tracer = Child::Start(kSwitchback + " trace --binary " + Quote(workload) + " " + trace_args + " --json " +
                                   Quote(json) + " --pprof " + Quote(dir + "/trace.pb.gz"),
                               dir + "/trace.out", dir + "/trace.err");
   if (!tracer.WaitForText("switchback: tracing", std::chrono::seconds(60))) {
@@ -122,7 +123,7 @@ TraceRun TraceWorkload(const std::string& dir, const std::string& trace_args, co
     r.trace_err = Slurp(tracer.err);
     return r;
   }
-  Child work = Child::Start(Quote(kWorkload) + " " + workload_args + " -counters " + Quote(dir + "/counters.json"),
+  Child work = Child::Start(Quote(workload) + " " + workload_args + " -counters " + Quote(dir + "/counters.json"),
                             dir + "/workload.out", dir + "/workload.err");
   r.workload_status = work.Wait(std::chrono::seconds(180));
   kill(tracer.pid, SIGINT);
@@ -142,6 +143,7 @@ TraceRun TraceWorkload(const std::string& dir, const std::string& trace_args, co
 struct Mode {
   const char* name;
   const char* args;
+  const char* binary = "traced";  // in SB_WORKLOAD_DIR
 };
 
 class ExactCounts : public ::testing::TestWithParam<Mode> {};
@@ -150,7 +152,8 @@ TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
   if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
   std::string dir = OutDir();
   TraceRun r = TraceWorkload(dir, std::string("--func '") + kTracedFuncs + "' " + GetParam().args,
-                             "-goroutines 16 -iterations 100 -deep 200 -sleeps 2 -sleep 5ms");
+                             "-goroutines 16 -iterations 100 -deep 200 -sleeps 2 -sleep 5ms",
+                             std::string(SB_WORKLOAD_DIR) + "/" + GetParam().binary);
   ASSERT_EQ(r.workload_status, 0) << "the traced workload must exit normally\n" << r.workload_err;
   ASSERT_EQ(r.trace_status, 0) << r.trace_err << r.trace_out;
   ASSERT_TRUE(r.report.contains("functions")) << r.trace_err;
@@ -181,7 +184,8 @@ TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
 
 INSTANTIATE_TEST_SUITE_P(Placements, ExactCounts,
                          ::testing::Values(Mode{"auto_multi", "--entry auto"}, Mode{"first_multi", "--entry first"},
-                                           Mode{"auto_perf_event", "--entry auto --perf-event"}),
+                                           Mode{"auto_perf_event", "--entry auto --perf-event"},
+                                           Mode{"auto_multi_pie", "--entry auto", "traced-pie"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(TraceListing, FunctionWithoutRetIsListed) {
