@@ -8,6 +8,7 @@
 //     both entry placements, both attach methods, and a PIE build.
 //   - The same workload under a uretprobe dies ("unknown caller pc"): why exit probes exist.
 //   - A function that sleeps a known time shows that time.
+//   - A C program is timed with uretprobes (safe outside Go).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -238,6 +239,39 @@ TEST(TracePid, AttachesToARunningProcessAndStopsWhenItExits) {
   // The call running at attach time is seen only by its exit.
   EXPECT_LE(s["unmatched_exits"].get<int64_t>(), 1);
   EXPECT_EQ(s["calls"].get<int64_t>(), s["exits"].get<int64_t>() + s["in_flight"].get<int64_t>());
+}
+
+// Non-Go code: entry uprobe + uretprobe, paired per thread by -SP; recursion nests.
+TEST(TraceC, UretprobesTimeACProgram) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  {
+    std::ofstream src(dir + "/c.c");
+    src << "#include <unistd.h>\n"
+           "__attribute__((noinline)) int work(int n) {\n"
+           "  if (n > 0) return work(n - 1) + 1;\n"
+           "  usleep(1000);\n"
+           "  return 0;\n"
+           "}\n"
+           "int main(void) { int s = 0; for (int i = 0; i < 50; i++) s += work(3); return s == 150 ? 0 : 1; }\n";
+  }
+  auto cc = RunCommand("cc -O1 -fno-optimize-sibling-calls -o " + Quote(dir + "/c") + " " + Quote(dir + "/c.c"));
+  if (cc.status != 0) GTEST_SKIP() << "no C compiler: " << cc.out;
+  Child tracer = Child::Start(kSwitchback + " trace --binary " + Quote(dir + "/c") + " --func '^work$' --json " +
+                                  Quote(dir + "/trace.json"),
+                              dir + "/trace.out", dir + "/trace.err");
+  ASSERT_TRUE(tracer.WaitForText("switchback: tracing", std::chrono::seconds(60))) << Slurp(dir + "/trace.err");
+  auto run = RunCommand(Quote(dir + "/c"));
+  EXPECT_EQ(run.status, 0) << run.out;
+  kill(tracer.pid, SIGINT);
+  ASSERT_EQ(tracer.Wait(std::chrono::seconds(60)), 0) << Slurp(dir + "/trace.err");
+  auto j = nlohmann::json::parse(Slurp(dir + "/trace.json"));
+  EXPECT_EQ(j["exit_probes"], "uretprobe");
+  const auto& w = j["functions"]["work"];
+  EXPECT_EQ(w["calls"].get<int64_t>(), 200) << w.dump(2);  // 50 x (work(3) .. work(0))
+  EXPECT_EQ(w["exits"].get<int64_t>(), 200);
+  EXPECT_EQ(w["aborted"].get<int64_t>(), 0);
+  EXPECT_GE(w["min_ns"].get<int64_t>(), 1'000'000);  // every call contains the 1 ms sleep
 }
 
 TEST(UretprobeOnGo, KillsTheProgramWhenItsStackIsCopied) {
