@@ -288,6 +288,12 @@ static __always_inline int handle_site(struct pt_regs *ctx) {
   ev.now = bpf_ktime_get_ns();
   ev.ip = PT_REGS_IP(ctx);
   __u64 sp = PT_REGS_SP(ctx);
+  if (ev.kind == SB_XP_RETPROBE) {
+#if !defined(__TARGET_ARCH_arm64)
+    sp -= 8; /* the RET popped the return address: back to the entry's SP */
+#endif
+    ev.kind = SB_XP_EXIT;
+  }
 
   if (cfg.go) {
     ev.g = current_g(ctx, SB_XP_COOKIE_G_IN_REG(cookie));
@@ -307,12 +313,6 @@ static __always_inline int handle_site(struct pt_regs *ctx) {
     ev.depth = ev.stack_hi - sp;
   } else {
     ev.g = (__u32)id; /* thread id */
-    if (ev.kind == SB_XP_RETPROBE) {
-#if !defined(__TARGET_ARCH_arm64)
-      sp -= 8; /* the RET popped the return address */
-#endif
-      ev.kind = SB_XP_EXIT;
-    }
     ev.depth = 0 - sp;
   }
 
