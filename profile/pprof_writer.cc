@@ -107,11 +107,11 @@ Result<std::string> WritePprofGz(const ProfileData& p) {
   FunctionTable functions(&out, &strings);
 
   // Values are [count, nanos] in this order in every sample below.
-  SetValueType(out.add_sample_type(), &strings, "samples", "count");
-  SetValueType(out.add_sample_type(), &strings, "cpu", "nanoseconds");
-  SetValueType(out.mutable_period_type(), &strings, "cpu", "nanoseconds");
+  SetValueType(out.add_sample_type(), &strings, p.count_type, "count");
+  SetValueType(out.add_sample_type(), &strings, p.nanos_type, "nanoseconds");
+  SetValueType(out.mutable_period_type(), &strings, p.nanos_type, "nanoseconds");
   out.set_period(p.period_nanos);
-  out.set_default_sample_type(strings.Intern("cpu"));
+  out.set_default_sample_type(strings.Intern(p.nanos_type));
   out.set_time_nanos(p.start_time_nanos);
   out.set_duration_nanos(p.duration_nanos);
   for (const std::string& c : p.comments) out.add_comment(strings.Intern(c));

@@ -50,6 +50,10 @@ struct ProfileData {
   int64_t start_time_nanos = 0;  // wall clock, unix epoch
   int64_t duration_nanos = 0;
   std::vector<std::string> comments;
+  // Names of the two sample values (pprof sample types): a CPU profile counts samples and CPU
+  // time; a latency profile (switchback trace) counts calls and time spent in them.
+  std::string count_type = "samples";
+  std::string nanos_type = "cpu";
 };
 
 // Adds locations and mappings without duplicates; helps producers build ProfileData.

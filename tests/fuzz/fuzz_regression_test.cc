@@ -81,6 +81,7 @@ TEST(FuzzRegressionTest, TlsSeedsAreDecoded) {
     EXPECT_EQ(*d, -8);
   }
 }
+TEST(FuzzRegressionTest, CodeSites) { EXPECT_GT(Replay("fuzz_code_sites", FuzzCodeSites), 0); }
 
 }  // namespace
 }  // namespace sb::fuzz

@@ -17,5 +17,6 @@ int FuzzCaseFile(const uint8_t* data, size_t size);     // coredump/replay/case_
 int FuzzAsmOffsets(const uint8_t* data, size_t size);   // unwinder/asm_offsets (decoders, tracer)
 int FuzzDwarfOffsets(const uint8_t* data, size_t size); // unwinder/dwarf_offsets (libdwarf)
 int FuzzTlsSlot(const uint8_t* data, size_t size);      // unwinder/tls_slot (Zydis)
+int FuzzCodeSites(const uint8_t* data, size_t size);    // exitprobe/code_sites
 
 }  // namespace sb::fuzz

@@ -12,5 +12,6 @@ using Runner = std::function<int()>;
 void AddRecordCommand(CLI::App& app, Runner* run);
 void AddInspectCommand(CLI::App& app, Runner* run);
 void AddCoredumpCommand(CLI::App& app, Runner* run);
+void AddTraceCommand(CLI::App& app, Runner* run);
 
 }  // namespace sb::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   sb::cli::AddRecordCommand(app, &run);
   sb::cli::AddInspectCommand(app, &run);
   sb::cli::AddCoredumpCommand(app, &run);
+  sb::cli::AddTraceCommand(app, &run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,86 @@
+// The live side of exit probes: loads exitprobe.bpf.c (libbpf skeleton), hands it the plan's
+// functions and runtime facts, attaches every site (one uprobe_multi link, or one perf-event
+// uprobe per site on kernels before 6.6), and reads the per-function results back.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "ebpf/exitprobe.h"
+#include "exitprobe/trace_plan.h"
+#include "exitprobe/uprobe_attach.h"
+
+struct exitprobe_bpf;
+
+namespace sb::exitprobe {
+
+struct TraceOptions {
+  uint32_t pid = 0;               // 0: every process running the binary
+  bool force_perf_event = false;  // skip uprobe_multi even where the kernel has it
+  uint32_t max_pending = 65536;   // pending calls across all goroutines
+  uint32_t max_goroutines = 16384;  // goroutines with a pending call at the same time
+};
+
+// Per function, summed over CPUs.
+struct FuncCounts {
+  uint64_t calls = 0, exits = 0, aborted = 0, dropped = 0, unmatched = 0, restarts = 0;
+  uint64_t sum_ns = 0, min_ns = 0, max_ns = 0;
+  std::vector<uint64_t> hist;
+};
+
+struct PendingCall {
+  uint32_t func = 0;
+  uint32_t tgid = 0;
+  uint64_t g = 0;
+  uint64_t depth = 0;
+};
+
+struct AttachReport {
+  AttachMethod method = AttachMethod::kUprobeMulti;
+  size_t sites = 0;
+  double seconds = 0;
+  std::vector<SkippedFunc> failed;  // functions that could not be attached, with the reason
+};
+
+class Tracer {
+ public:
+  // Loads the BPF program for `plan` (does not attach).
+  static Result<std::unique_ptr<Tracer>> Load(const TracePlan& plan, const TraceOptions& opts);
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  // Attaches every function of the plan (and the runtime hooks). A function that fails is
+  // left out and listed with the reason; an error only when nothing could be attached.
+  Result<AttachReport> Attach();
+  // Detaches everything; returns the seconds it took.
+  double Detach();
+
+  std::vector<FuncCounts> ReadCounts() const;  // indexed like plan.funcs
+  sb_xp_counters ReadCounters() const;
+  std::vector<PendingCall> ReadPending() const;
+
+  // For the benchmark: a program that does nothing, to measure the bare cost of a trap.
+  bpf_program* noop_program() const;
+  AttachMethod method() const { return method_; }
+
+ private:
+  Tracer() = default;
+  std::vector<UprobeSite> FuncSites(uint32_t index) const;
+  std::vector<UprobeSite> HookSites() const;
+
+  const TracePlan* plan_ = nullptr;
+  TraceOptions opts_;
+  exitprobe_bpf* skel_ = nullptr;
+  AttachMethod method_ = AttachMethod::kUprobeMulti;
+  std::vector<std::unique_ptr<UprobeLinks>> links_;
+};
+
+// Says why BPF cannot be used here, or "".
+std::string BpfUnavailableReason();
+
+}  // namespace sb::exitprobe

@@ -1,0 +1,3 @@
+module switchback/traced
+
+go 1.19

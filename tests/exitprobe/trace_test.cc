@@ -1,0 +1,294 @@
+// End-to-end tests of `switchback trace` on testdata/workloads/traced. They need root and BPF
+// (GTEST_SKIP otherwise). Artifacts stay in SB_TEST_OUT_DIR/<test>/ for inspection.
+//
+//   - Exact counts: the workload recurses deep enough to grow its stack many times inside a
+//     traced function, panics and recovers through traced functions, uses defer and
+//     runtime.Goexit, on many goroutines. Traced for its whole run it must exit normally, and
+//     for every function calls = exits + aborted, equal to the workload's own counters. For
+//     both entry placements, both attach methods, and a PIE build.
+//   - The same workload under a uretprobe dies ("unknown caller pc"): why exit probes exist.
+//   - A function that sleeps a known time shows that time.
+//   - A C program is timed with uretprobes (safe outside Go).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/common/shell_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using sb::test::Quote;
+using sb::test::RunCommand;
+
+const std::string kSwitchback = SB_SWITCHBACK_BIN;
+const std::string kWorkload = std::string(SB_WORKLOAD_DIR) + "/traced";
+const std::string kGo = SB_GO_EXECUTABLE;
+
+const char* kTracedFuncs = "^main\\.(leafPanic|middle|recoverer|withDefer|deep|deepTop|exitVia|sleeper)$";
+
+std::string SkipReason() {
+  if (geteuid() != 0) return "needs root to load BPF programs";
+  if (!fs::exists("/sys/kernel/btf/vmlinux")) return "kernel without BTF";
+  return "";
+}
+
+std::string OutDir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(info->test_suite_name()) + "." + info->name();
+  for (char& c : name)
+    if (c == '/') c = '_';
+  fs::path dir = fs::path(SB_TEST_OUT_DIR) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A child running `sh -c cmd` with stdout and stderr in files.
+struct Child {
+  pid_t pid = -1;
+  std::string out, err;
+
+  static Child Start(const std::string& cmd, const std::string& out, const std::string& err) {
+    Child c;
+    c.out = out;
+    c.err = err;
+    std::string full = "exec " + cmd + " >" + Quote(out) + " 2>" + Quote(err);
+    c.pid = fork();
+    if (c.pid == 0) {
+      execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    return c;
+  }
+  // Exit status, or 128 + signal; -1 on timeout (the child is killed then).
+  int Wait(std::chrono::seconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int st = 0;
+      pid_t r = waitpid(pid, &st, WNOHANG);
+      if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return -1;
+  }
+  bool WaitForText(const std::string& text, std::chrono::seconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Slurp(err).find(text) != std::string::npos) return true;
+      if (waitpid(pid, nullptr, WNOHANG) == pid) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+};
+
+struct TraceRun {
+  int trace_status = -1;
+  int workload_status = -1;
+  std::string trace_out, trace_err, workload_err;
+  nlohmann::json report;    // switchback's --json
+  nlohmann::json counters;  // the workload's own counters
+};
+
+// Starts the tracer on the workload binary, runs the workload once, stops the tracer.
+TraceRun TraceWorkload(const std::string& dir, const std::string& trace_args, const std::string& workload_args,
+                       const std::string& workload = kWorkload) {
+  TraceRun r;
+  std::string json = dir + "/trace.json";
+  Child tracer = Child::Start(kSwitchback + " trace --binary " + Quote(workload) + " " + trace_args + " --json " +
+                                  Quote(json) + " --pprof " + Quote(dir + "/trace.pb.gz"),
+                              dir + "/trace.out", dir + "/trace.err");
+  if (!tracer.WaitForText("switchback: tracing", std::chrono::seconds(60))) {
+    r.trace_status = tracer.Wait(std::chrono::seconds(5));
+    r.trace_err = Slurp(tracer.err);
+    return r;
+  }
+  Child work = Child::Start(Quote(workload) + " " + workload_args + " -counters " + Quote(dir + "/counters.json"),
+                            dir + "/workload.out", dir + "/workload.err");
+  r.workload_status = work.Wait(std::chrono::seconds(180));
+  kill(tracer.pid, SIGINT);
+  r.trace_status = tracer.Wait(std::chrono::seconds(60));
+  r.trace_out = Slurp(tracer.out);
+  r.trace_err = Slurp(tracer.err);
+  r.workload_err = Slurp(work.err);
+  try {
+    if (fs::exists(json)) r.report = nlohmann::json::parse(Slurp(json));
+    if (fs::exists(dir + "/counters.json")) r.counters = nlohmann::json::parse(Slurp(dir + "/counters.json"));
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "bad JSON: " << e.what();
+  }
+  return r;
+}
+
+struct Mode {
+  const char* name;
+  const char* args;
+  const char* binary = "traced";  // in SB_WORKLOAD_DIR
+};
+
+class ExactCounts : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  TraceRun r = TraceWorkload(dir, std::string("--func '") + kTracedFuncs + "' " + GetParam().args,
+                             "-goroutines 16 -iterations 100 -deep 200 -sleeps 2 -sleep 5ms",
+                             std::string(SB_WORKLOAD_DIR) + "/" + GetParam().binary);
+  ASSERT_EQ(r.workload_status, 0) << "the traced workload must exit normally\n" << r.workload_err;
+  ASSERT_EQ(r.trace_status, 0) << r.trace_err << r.trace_out;
+  ASSERT_TRUE(r.report.contains("functions")) << r.trace_err;
+  ASSERT_TRUE(r.counters.is_object());
+  const auto& funcs = r.report["functions"];
+  for (const auto& [name, want] : r.counters.items()) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(funcs.contains(name));
+    const auto& got = funcs[name];
+    int64_t calls = want["calls"], aborted = want["aborted"];
+    EXPECT_GT(calls, 0);
+    EXPECT_EQ(got["calls"].get<int64_t>(), calls);
+    EXPECT_EQ(got["aborted"].get<int64_t>(), aborted);
+    EXPECT_EQ(got["exits"].get<int64_t>(), calls - aborted);
+    EXPECT_EQ(got["in_flight"].get<int64_t>(), 0);
+    EXPECT_EQ(got["dropped"].get<int64_t>(), 0);
+    EXPECT_EQ(got["unmatched_exits"].get<int64_t>(), 0);
+  }
+  // main.deep grew its stack while traced: the entry ran again after morestack (a restart,
+  // not a new call) — proof that the run exercised stack copies under the probes.
+  EXPECT_GT(funcs["main.deep"]["restarts"].get<int64_t>(), 0);
+  EXPECT_EQ(r.report["counters"]["no_g"].get<int64_t>(), 0);
+  // The pprof file holds calls and total nanoseconds per function, and go tool pprof reads it.
+  auto top = RunCommand(Quote(kGo) + " tool pprof -sample_index=calls -top " + Quote(dir + "/trace.pb.gz"));
+  EXPECT_EQ(top.status, 0) << top.out;
+  EXPECT_NE(top.out.find("main.deep"), std::string::npos) << top.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Placements, ExactCounts,
+                         ::testing::Values(Mode{"auto_multi", "--entry auto"}, Mode{"first_multi", "--entry first"},
+                                           Mode{"auto_perf_event", "--entry auto --perf-event"},
+                                           Mode{"auto_multi_pie", "--entry auto", "traced-pie"}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(TraceListing, FunctionWithoutRetIsListed) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  TraceRun r = TraceWorkload(dir, "--func '^main\\.(alwaysPanics|sleeper)$' --verbose",
+                             "-goroutines 1 -iterations 1 -sleeps 1 -sleep 1ms");
+  ASSERT_EQ(r.trace_status, 0) << r.trace_err;
+  bool listed = false;
+  for (const auto& s : r.report["not_traced"])
+    if (s["function"] == "main.alwaysPanics") {
+      listed = true;
+      EXPECT_NE(s["reason"].get<std::string>().find("no RET"), std::string::npos);
+    }
+  EXPECT_TRUE(listed) << r.report.dump(2);
+  EXPECT_NE(r.trace_out.find("main.alwaysPanics: no RET"), std::string::npos) << r.trace_out;
+  // --verbose lists the sites and says which the kernel emulates.
+  EXPECT_NE(r.trace_err.find("stack-check branch"), std::string::npos) << r.trace_err;
+  EXPECT_NE(r.trace_err.find("single-stepped"), std::string::npos) << r.trace_err;
+}
+
+TEST(TraceLatency, SleeperShowsItsSleep) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  TraceRun r = TraceWorkload(dir, "--func '^main\\.sleeper$'", "-goroutines 1 -iterations 1 -sleeps 10 -sleep 20ms");
+  ASSERT_EQ(r.workload_status, 0) << r.workload_err;
+  ASSERT_EQ(r.trace_status, 0) << r.trace_err;
+  const auto& s = r.report["functions"]["main.sleeper"];
+  ASSERT_EQ(s["exits"].get<int64_t>(), 10) << s.dump(2);
+  // Stated tolerance: never shorter than the sleep (time.Sleep guarantees at least the
+  // duration), and the median within 20 ms + 25% + 5 ms scheduling slack.
+  EXPECT_GE(s["min_ns"].get<int64_t>(), 20'000'000);
+  EXPECT_LE(s["p50_ns"].get<int64_t>(), 30'000'000) << s.dump(2);
+  EXPECT_NE(r.trace_out.find("nsecs"), std::string::npos) << "funclatency-style histogram";
+}
+
+TEST(TracePid, AttachesToARunningProcessAndStopsWhenItExits) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  Child work = Child::Start(Quote(kWorkload) + " -goroutines 2 -iterations 50 -sleeps 40 -sleep 50ms",
+                            dir + "/workload.out", dir + "/workload.err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto t = RunCommand(kSwitchback + " trace --pid " + std::to_string(work.pid) +
+                      " --func '^main\\.sleeper$' --json " + Quote(dir + "/trace.json") + " 2>&1");
+  EXPECT_EQ(t.status, 0) << t.out;
+  EXPECT_EQ(work.Wait(std::chrono::seconds(60)), 0) << Slurp(work.err);
+  auto j = nlohmann::json::parse(Slurp(dir + "/trace.json"));
+  const auto& s = j["functions"]["main.sleeper"];
+  EXPECT_GT(s["exits"].get<int64_t>(), 10) << s.dump(2);
+  // The call running at attach time is seen only by its exit.
+  EXPECT_LE(s["unmatched_exits"].get<int64_t>(), 1);
+  EXPECT_EQ(s["calls"].get<int64_t>(), s["exits"].get<int64_t>() + s["in_flight"].get<int64_t>());
+}
+
+// Non-Go code: entry uprobe + uretprobe, paired per thread by -SP; recursion nests.
+TEST(TraceC, UretprobesTimeACProgram) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  {
+    std::ofstream src(dir + "/c.c");
+    src << "#include <unistd.h>\n"
+           "__attribute__((noinline)) int work(int n) {\n"
+           "  if (n > 0) return work(n - 1) + 1;\n"
+           "  usleep(1000);\n"
+           "  return 0;\n"
+           "}\n"
+           "int main(void) { int s = 0; for (int i = 0; i < 50; i++) s += work(3); return s == 150 ? 0 : 1; }\n";
+  }
+  auto cc = RunCommand("cc -O1 -fno-optimize-sibling-calls -o " + Quote(dir + "/c") + " " + Quote(dir + "/c.c"));
+  if (cc.status != 0) GTEST_SKIP() << "no C compiler: " << cc.out;
+  Child tracer = Child::Start(kSwitchback + " trace --binary " + Quote(dir + "/c") + " --func '^work$' --json " +
+                                  Quote(dir + "/trace.json"),
+                              dir + "/trace.out", dir + "/trace.err");
+  ASSERT_TRUE(tracer.WaitForText("switchback: tracing", std::chrono::seconds(60))) << Slurp(dir + "/trace.err");
+  auto run = RunCommand(Quote(dir + "/c"));
+  EXPECT_EQ(run.status, 0) << run.out;
+  kill(tracer.pid, SIGINT);
+  ASSERT_EQ(tracer.Wait(std::chrono::seconds(60)), 0) << Slurp(dir + "/trace.err");
+  auto j = nlohmann::json::parse(Slurp(dir + "/trace.json"));
+  EXPECT_EQ(j["exit_probes"], "uretprobe");
+  const auto& w = j["functions"]["work"];
+  EXPECT_EQ(w["calls"].get<int64_t>(), 200) << w.dump(2);  // 50 x (work(3) .. work(0))
+  EXPECT_EQ(w["exits"].get<int64_t>(), 200);
+  EXPECT_EQ(w["aborted"].get<int64_t>(), 0);
+  EXPECT_GE(w["min_ns"].get<int64_t>(), 1'000'000);  // every call contains the 1 ms sleep
+}
+
+TEST(UretprobeOnGo, KillsTheProgramWhenItsStackIsCopied) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  // Refused without the explicit flag.
+  auto refused = RunCommand(kSwitchback + " trace --binary " + Quote(kWorkload) + " --func '^main\\.deep$' --uretprobe");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.out.find("unknown caller pc"), std::string::npos) << refused.out;
+
+  TraceRun r = TraceWorkload(dir, "--func '^main\\.deep$' --uretprobe --allow-unsafe-uretprobe",
+                             "-goroutines 4 -iterations 20 -deep 200 -sleeps 0");
+  if (r.workload_status == -1 && r.trace_err.find("uretprobe") != std::string::npos)
+    GTEST_SKIP() << "uretprobes unavailable here: " << r.trace_err;
+  ASSERT_EQ(r.trace_status, 0) << r.trace_err;
+  EXPECT_NE(r.workload_status, 0) << "a Go program under a uretprobe survived a stack copy";
+  EXPECT_NE(r.workload_err.find("unknown caller pc"), std::string::npos) << r.workload_err.substr(0, 2000);
+}
+
+}  // namespace
