@@ -1,9 +1,8 @@
 #include "unwinder/dwarf_spill_proof.h"
+#include "unwinder/dwarf_units.h"
 
-#include <fcntl.h>
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
-#include <unistd.h>
 
 #include <set>
 
@@ -76,27 +75,10 @@ bool GpHomes(Dwarf_Debug dbg, Dwarf_Die sub, std::vector<StackHome>* homes) {
 
 Result<std::map<std::string, std::vector<StackHome>>> GpStackHomes(const std::string& path,
                                                                   const std::vector<std::string>& names) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return MakeError("cannot open " + path);
-  Dwarf_Debug dbg = nullptr;
-  Dwarf_Error err = nullptr;
-  int r = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, nullptr, nullptr, &dbg, &err);
-  if (r != DW_DLV_OK) {
-    close(fd);
-    return MakeError(r == DW_DLV_NO_ENTRY ? "no DWARF" : "unreadable DWARF");
-  }
   std::set<std::string> wanted(names.begin(), names.end());
   std::map<std::string, std::vector<StackHome>> out;
-  for (int units = 0; units < 100000 && out.size() < wanted.size(); units++) {
-    Dwarf_Unsigned hdr_len = 0, typeoff = 0, next = 0;
-    Dwarf_Half version = 0, addr_size = 0, len_size = 0, ext_size = 0, cu_type = 0;
-    Dwarf_Off abbrev = 0;
-    Dwarf_Sig8 sig;
-    if (dwarf_next_cu_header_d(dbg, 1, &hdr_len, &version, &abbrev, &addr_size, &len_size, &ext_size, &sig,
-                               &typeoff, &next, &cu_type, &err) != DW_DLV_OK)
-      break;
-    Dwarf_Die cu = nullptr;
-    if (dwarf_siblingof_b(dbg, nullptr, 1, &cu, &err) != DW_DLV_OK) continue;
+  Status read = ForEachDwarfUnit(path, [&](Dwarf_Debug dbg, Dwarf_Die cu) {
+    Dwarf_Error err = nullptr;
     Dwarf_Die die = nullptr;
     if (dwarf_child(cu, &die, &err) == DW_DLV_OK) {
       // Go puts every function's DIE directly under its compilation unit.
@@ -113,10 +95,9 @@ Result<std::map<std::string, std::vector<StackHome>>> GpStackHomes(const std::st
         die = rr == DW_DLV_OK ? sib : nullptr;
       }
     }
-    dwarf_dealloc_die(cu);
-  }
-  dwarf_finish(dbg, &err);
-  close(fd);
+    return out.size() < wanted.size();
+  });
+  if (!read.ok()) return MakeError(read.error());
   return out;
 }
 
