@@ -58,9 +58,11 @@ std::string StatsSummary(const RecordStats& s) {
     for (const auto& w : p.warnings) out += fmt::format("      warning: {}\n", w);
   }
   out += fmt::format("Stacks ending at a root: {} of {} ({:.2f}%)\n", s.ended_at_root, s.samples, pct);
+  if (auto it = s.stop_reasons.find("goroutine_exited"); it != s.stop_reasons.end())  // whole: counted above
+    out += fmt::format("  of which goroutine_exited (g0 stack after mcall(goexit0): nothing above it) {}\n",
+                       it->second);
   for (const auto& [reason, n] : s.stop_reasons) {
-    if (reason == "root") continue;
-    out += fmt::format("  [stopped: {}] {}\n", reason, n);
+    if (reason != "root" && reason != "goroutine_exited") out += fmt::format("  [stopped: {}] {}\n", reason, n);
   }
   bool any = false;
   for (const auto& [name, c] : s.crossings) {

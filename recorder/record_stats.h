@@ -34,7 +34,7 @@ struct RecordStats {
   uint64_t samples = 0;        // samples received and kept
   uint64_t lost = 0;           // dropped by a full ring buffer
   uint64_t unknown_pid = 0;    // samples of processes not followed
-  uint64_t ended_at_root = 0;
+  uint64_t ended_at_root = 0;    // whole stacks: at a root, or goroutine_exited (see StopIsWhole)
   std::map<std::string, uint64_t> stop_reasons;
   std::map<std::string, CrossingStats> crossings;
   std::vector<ProcessStats> processes;

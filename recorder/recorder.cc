@@ -46,7 +46,7 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.fp_walk_frames = c.fp_walk_frames;
   for (const auto& [key, n] : agg.stacks()) {
     st.stop_reasons[unwind::StopReasonName(key.stop_reason)] += n;
-    if (key.stop_reason == SB_STOP_ROOT) st.ended_at_root += n;
+    if (unwind::StopIsWhole(key.stop_reason)) st.ended_at_root += n;
   }
   for (int i = 0; i < SB_CROSS_MAX; i++) {
     CrossingStats cs{c.crossing[i][SB_CNT_ATTEMPTS], c.crossing[i][SB_CNT_CROSSED],

@@ -136,7 +136,7 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
       if (auto loc = sym.Location(*p, key.frames[i], exact, callee, &outer)) s.locations.push_back(*loc);
       callee = outer;
     }
-    if (key.stop_reason != SB_STOP_ROOT) {
+    if (!unwind::StopIsWhole(key.stop_reason)) {  // a whole stack needs no marker
       profile::Location stop;
       stop.lines.push_back(profile::Line{StopFrameName(key.stop_reason), "", 0});
       s.locations.push_back(builder.AddLocation(stop));

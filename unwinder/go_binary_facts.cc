@@ -36,6 +36,7 @@ constexpr NamedKind kSpecialFunctions[] = {
     {"runtime.cgocallback", SB_FN_CGOCALLBACK, true},  // only linked into cgo programs
     {"runtime.asyncPreempt", SB_FN_ASYNCPREEMPT, false},
     {"runtime.schedule", SB_FN_SCHEDULE, false},
+    {"runtime.goexit0", SB_FN_GOEXIT0, false},
     {"runtime.nanotime1", SB_FN_VDSO_CALLER, true},
     {"runtime.walltime", SB_FN_VDSO_CALLER, true},
     {"time.now", SB_FN_VDSO_CALLER, true},

@@ -47,6 +47,9 @@ HostUnwindResult UnwindOnHost(const HostUnwindInput& in, const Registers& regs,
                               sb_counters* counters);
 
 const char* StopReasonName(int reason);   // "root", "bad_fp", ...
+// Whether a stack that stopped for this reason is whole: it reached a root, or the base of a
+// g0 stack whose goroutine has exited (nothing above it to show).
+bool StopIsWhole(int reason);
 const char* CrossingName(int crossing);   // "leaf", "systemstack", ...
 
 }  // namespace sb::unwind

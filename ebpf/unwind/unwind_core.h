@@ -255,17 +255,22 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
  * old g on the g0 stack (PUSHQ AX) at g0.sched.sp - 8. A candidate from that slot is used
  * only if it is still parked (g.m == 0) with a saved sp inside its own stack. */
 SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
-  sb_count(st, SB_CROSS_MCALL, SB_CNT_ATTEMPTS);
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 gp = sb_live_curg(st);
-  /* The g0 slot holds the goroutine for sure on amd64 (mcall's PUSHQ AX at g0.sched.sp - 8);
-   * on arm64 only once the callee (the frame just below mcall) has spilled its argument, at
-   * the offset decoded from that callee's prologue. */
-  long slot_off = SB_ARM64(st) ? sb_spill_slot(st->pi, st->last_pc - 1) : -8;
   /* Under schedule (after dropg), execute may already have set m.curg to the goroutine it is
    * about to run: that is not the one that called mcall (found in a Go 1.23 arm64 core sampled
    * in gogo). Only the g0 slot can name the caller then. */
   int from_slot = gp == 0 || st->scheduling;
+  /* mcall(goexit0) past its dropg: the goroutine has exited. The g0 slot still names its g,
+   * but that g is dead and gfput may already have handed it to a new goroutine, which would
+   * pass every check below: the stack is whole as it is (nothing to cross, no counter). */
+  if (from_slot && sb_classify(st->pi, st->last_pc - 1) == SB_FN_GOEXIT0)
+    return sb_stop(st, SB_STOP_GOROUTINE_EXITED);
+  sb_count(st, SB_CROSS_MCALL, SB_CNT_ATTEMPTS);
+  /* The g0 slot holds the goroutine for sure on amd64 (mcall's PUSHQ AX at g0.sched.sp - 8);
+   * on arm64 only once the callee (the frame just below mcall) has spilled its argument, at
+   * the offset decoded from that callee's prologue. */
+  long slot_off = SB_ARM64(st) ? sb_spill_slot(st->pi, st->last_pc - 1) : -8;
   if (from_slot) gp = 0;
   if (gp == 0 && slot_off <= 0) {
     sb_u64 g0_sp = 0, cand = 0, cand_m = 1;
@@ -630,10 +635,8 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
     if (sb_lookup_sp_delta(st, lookup_pc, &delta) != 0) return sb_stop(st, SB_STOP_ROOT);
     return sb_cross_signal(st, st->sp + (sb_u64)delta);
   }
-  if (kind == SB_FN_SCHEDULE) {
-    if (st->on_g0) st->scheduling = 1;
-    kind = SB_FN_NONE; /* an ordinary frame otherwise */
-  }
+  if (kind == SB_FN_SCHEDULE && st->on_g0) st->scheduling = 1;
+  if (kind == SB_FN_SCHEDULE || kind == SB_FN_GOEXIT0) kind = SB_FN_NONE; /* ordinary frames otherwise */
   if (kind != SB_FN_NONE && !(st->pi->flags & SB_PI_HAS_OFFSETS))
     return sb_stop(st, SB_STOP_NO_OFFSETS); /* a switch we cannot cross without offsets */
 

@@ -44,6 +44,8 @@ enum sb_stop_reason {
   SB_STOP_COPYSTACK,        /* goroutine stack being copied: saved sp/bp are stale */
   SB_STOP_BAD_G,            /* g from TLS failed validation */
   SB_STOP_NOT_GO,           /* pc outside the Go text with no frame pointer chain to follow */
+  SB_STOP_GOROUTINE_EXITED, /* mcall(goexit0) after dropg: the goroutine is gone, the g0 stack is
+                               all there is (a whole stack, like SB_STOP_ROOT) */
   SB_STOP_MAX
 };
 
@@ -63,6 +65,8 @@ enum sb_func_kind {
   SB_FN_SIGRETURN,    /* amd64 runtime.sigreturn(__sigaction): the restorer, SP at the ucontext */
   SB_FN_CGOCALLBACK,  /* runtime.cgocallback: C calling Go; a fake frame on the goroutine stack */
   SB_FN_SCHEDULE,     /* runtime.schedule: below it on g0, m.curg is the next goroutine (execute) */
+  SB_FN_GOEXIT0,      /* runtime.goexit0: mcall's callee when a goroutine exits; after its dropg
+                         the g0 slot names a dead g that gfput may hand to a new goroutine */
 };
 
 /* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */

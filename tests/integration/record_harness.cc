@@ -98,7 +98,8 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// How a stack ends, as a key: "root" / "stopped:REASON" / "bad:..." (the latter explain why).
+// How a stack ends, as a key: "root" / "goroutine_exited" (both whole) / "stopped:REASON" /
+// "bad:..." (the latter explain why).
 std::string EndOf(const std::vector<std::string>& frames) {
   if (frames.empty()) return "bad:empty stack";
   for (size_t i = 0; i + 1 < frames.size(); ++i) {
@@ -107,6 +108,10 @@ std::string EndOf(const std::vector<std::string>& frames) {
   }
   const std::string& last = frames.back();
   if (kRootFunctions.count(last)) return "root";
+  // goroutine_exited: whole, with no marker; mcall is the base of a g0 stack whose goroutine
+  // has exited (the unwinder checked that goexit0 is mcall's callee).
+  if (last == "runtime.mcall" && frames.size() >= 2 && frames[frames.size() - 2] == "runtime.goexit0")
+    return "goroutine_exited";
   if (StartsWith(last, "[stopped:")) {
     std::string reason = last.substr(9);
     while (!reason.empty() && (reason.front() == ' ')) reason.erase(0, 1);
@@ -140,7 +145,7 @@ EndReport CheckEnds(const ProfileData& p, const std::set<std::string>& expected_
     std::string end = EndOf(frames);
     r.total += s.count;
     r.by_end[end] += s.count;
-    bool ok = end == "root" ||
+    bool ok = end == "root" || end == "goroutine_exited" ||
               (StartsWith(end, "stopped:") && expected_stops.count(end.substr(8)));
     if (ok) {
       r.ok += s.count;

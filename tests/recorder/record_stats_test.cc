@@ -41,6 +41,16 @@ TEST(RecordStats, SummaryNamesStopReasonsAndShare) {
   EXPECT_NE(s.find("pid 42"), std::string::npos) << s;
 }
 
+TEST(RecordStats, GoroutineExitedIsListedAsWholeNotAsAStop) {
+  RecordStats st = Example();
+  st.ended_at_root = 195;
+  st.stop_reasons = {{"root", 190}, {"goroutine_exited", 5}, {"stale_goroutine", 5}};
+  std::string s = StatsSummary(st);
+  EXPECT_NE(s.find("195 of 200 (97.50%)"), std::string::npos) << s;
+  EXPECT_NE(s.find("of which goroutine_exited"), std::string::npos) << s;
+  EXPECT_EQ(s.find("[stopped: goroutine_exited]"), std::string::npos) << s;
+}
+
 TEST(RecordStats, LostSamplesAndWarningsAreReported) {
   RecordStats st = Example();
   st.lost = 50;

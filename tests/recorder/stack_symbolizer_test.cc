@@ -66,10 +66,13 @@ void CheckDemoStacks(const std::string& name) {
   stopped.stop_reason = SB_STOP_STALE_GOROUTINE;
   stopped.nframes = 2;
   agg.Add(stopped);
+  sb_sample exited = stopped;  // whole, though not at a root: no stop marker
+  exited.stop_reason = SB_STOP_GOROUTINE_EXITED;
+  for (int i = 0; i < 4; i++) agg.Add(exited);
 
   auto d = SymbolizeStacks(agg, tracker, SymbolizeOptions{1000000});
-  ASSERT_EQ(d.samples.size(), 2u);
-  bool saw_whole = false, saw_stopped = false;
+  ASSERT_EQ(d.samples.size(), 3u);
+  bool saw_whole = false, saw_stopped = false, saw_exited = false;
   for (const auto& smp : d.samples) {
     std::vector<std::string> names;
     for (uint32_t li : smp.locations) names.push_back(d.locations[li].lines.back().function);
@@ -85,13 +88,16 @@ void CheckDemoStacks(const std::string& name) {
       EXPECT_NE(d.mappings[loc.mapping_index].file.find(name), std::string::npos);
       EXPECT_NE(loc.lines[0].file.find("testdata/workloads/demo/"), std::string::npos) << loc.lines[0].file;
       EXPECT_GT(loc.lines[0].line, 0);
+    } else if (smp.count == 4) {
+      saw_exited = true;
+      EXPECT_EQ(names, (std::vector<std::string>{"main.leafAdd", "main.leafCaller"}));
     } else {
       saw_stopped = true;
       EXPECT_EQ(names, (std::vector<std::string>{"main.leafAdd", "main.leafCaller",
                                                  "[stopped: stale_goroutine]"}));
     }
   }
-  EXPECT_TRUE(saw_whole && saw_stopped);
+  EXPECT_TRUE(saw_whole && saw_stopped && saw_exited);
 }
 
 TEST(StackSymbolizer, NonPieExecutable) { CheckDemoStacks("demo"); }

@@ -51,6 +51,7 @@ constexpr uint64_t kCgocallback = 0x4014c0;  // [0x4014c0, 0x401500), frame 0x20
 constexpr uint64_t kCrosscall2 = 0x401700;   // [0x401700, 0x401740), frame 0x50 (arm64 0xc0)
 constexpr uint64_t kSigreturn = 0x401740;    // [0x401740, 0x401760), amd64 restorer
 constexpr uint64_t kSchedule = 0x401780;     // [0x401780, 0x4017c0)
+constexpr uint64_t kGoexit0 = 0x4017c0;      // [0x4017c0, 0x401800)
 constexpr uint64_t kTextEnd = 0x402000;
 
 // Runtime structures.
@@ -92,6 +93,7 @@ class UnwindCoreTest : public ::testing::Test {
     AddRange(kCgocallback, kCgocallback + 0x40, SB_FN_CGOCALLBACK);
     AddRange(kSigreturn, kSigreturn + 0x20, SB_FN_SIGRETURN);
     AddRange(kSchedule, kSchedule + 0x40, SB_FN_SCHEDULE);
+    AddRange(kGoexit0, kGoexit0 + 0x40, SB_FN_GOEXIT0);
     // pcsp runs (sorted): every function starts at delta 0; main.f pushes BP at +4 and
     // allocates its frame at +5; the alloc function likewise. sigtramp, cgocallback and
     // crosscall2 have their frames from +4.
@@ -385,6 +387,68 @@ TEST_F(UnwindCoreTest, McallStaleGoroutineStops) {
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20}));
   EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_STOPPED], 1u);
+}
+
+// mcall(goexit0) after its dropg: the g0 slot names the exited goroutine's g, which gfput has
+// already handed to a new goroutine that passes every check (parked, sched.sp in its stack).
+// Crossing would show the scheduler's work under the new goroutine: stop, the stack is whole.
+TEST_F(UnwindCoreTest, McallFromGoexit0AfterDropgEndsTheStack) {
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, 0);   // dropg
+  mem_.Put64(kG + 48, 0);    // reused: a new goroutine, not yet running
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
+  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
+  uint64_t g0_fp = kG0StackHi - 0x100, goexit0_fp = kG0StackHi - 0x80;
+  Frame(g0_fp, goexit0_fp, kGoexit0 + 0x20);
+  Frame(goexit0_fp, 0, kMcall + 0x20);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kGoexit0 + 0x20, kMcall + 0x20}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_GOROUTINE_EXITED);
+  EXPECT_TRUE(StopIsWhole(r.sample.stop_reason));
+  EXPECT_EQ(r.sample.goid, 0u);  // no goroutine is named
+  // Nothing was attempted: the mcall counters stay clean for real failures.
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_ATTEMPTS], 0u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_STOPPED], 0u);
+}
+
+// Under goexit0's schedule, execute may have set m.curg to the next goroutine: still exited.
+TEST_F(UnwindCoreTest, McallFromGoexit0UnderScheduleEndsTheStack) {
+  constexpr uint64_t kNextG = 0xc000004000;
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, kNextG);
+  mem_.Put64(kNextG + 0, kGStackLo);
+  mem_.Put64(kNextG + 8, kGStackHi);
+  mem_.Put64(kNextG + 48, kM);
+  mem_.Put64(kNextG + 56 + 0, kGStackHi - 0x700);
+  mem_.Put64(kNextG + 56 + 8, kMainF + 0x44);
+  uint64_t g0_fp = kG0StackHi - 0x100, sched_fp = kG0StackHi - 0xc0, goexit0_fp = kG0StackHi - 0x80;
+  Frame(g0_fp, sched_fp, kSchedule + 0x20);
+  Frame(sched_fp, goexit0_fp, kGoexit0 + 0x30);
+  Frame(goexit0_fp, 0, kMcall + 0x20);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kGoexit0 + 0x30, kMcall + 0x20}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_GOROUTINE_EXITED);
+}
+
+// goexit0 before its dropg: m.curg is still the exiting goroutine, whose stack is intact.
+TEST_F(UnwindCoreTest, McallFromGoexit0BeforeDropgCrossesToTheExitingGoroutine) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100, goexit0_fp = kG0StackHi - 0x80;
+  uint64_t f_fp = kGStackHi - 0x200;
+  Frame(g0_fp, goexit0_fp, kGoexit0 + 0x20);
+  Frame(goexit0_fp, 0, kMcall + 0x20);
+  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
+  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
+  mem_.Put64(kG + 56 + 48, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kGoexit0 + 0x20, kMcall + 0x20, kMainF + 0xa0,
+                                              kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_CROSSED], 1u);
 }
 
 // newstack called from morestack: f (in its prologue), f's caller, then on to goexit.

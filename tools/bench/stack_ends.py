@@ -33,7 +33,12 @@ def classify(leaf_first, count, out):
     out["samples"] += count
     frames = [base_name(f) for f in leaf_first]
     roots = [i for i, f in enumerate(frames) if f in ROOTS]
-    if not roots:
+    # A g0 stack after mcall(goexit0): its goroutine has exited, nothing is above mcall. Whole
+    # for every tool alike (switchback stops there with goroutine_exited).
+    exited = len(frames) >= 2 and frames[-1] == "runtime.mcall" and frames[-2] == "runtime.goexit0"
+    if exited and not roots:
+        out["root"] += count
+    elif not roots:
         out["other"] += count
     elif roots[0] == len(frames) - 1:
         out["root"] += count
