@@ -61,9 +61,19 @@ def main():
         for tok in line.split():
             if tok.startswith("0x"):
                 addrs.add(int(tok, 16))
+    all_addrs = set(addrs)
+    # A name can resolve to several locations: runtime.asyncPreempt2 is also found in its ABI0
+    # wrapper runtime.asyncPreempt2.abi0 (what the assembly asyncPreempt calls). Only stops in
+    # the function of that exact name count; the others are passed over.
+    want = ENV["CAPTURE_BP"].strip("'")
+    if not want.startswith("*"):
+        exact = {a for a in addrs if ex("info symbol %d" % a).split(" ")[0] == want}
+        if exact:
+            addrs = exact
     skip = int(ENV.get("CAPTURE_SKIP", "0"))
     limit = int(ENV.get("CAPTURE_HITS", "2000"))
-    result = {"breakpoint": ENV["CAPTURE_BP"], "bp_addrs": sorted(hex(a) for a in addrs)}
+    result = {"breakpoint": ENV["CAPTURE_BP"], "bp_addrs": sorted(hex(a) for a in addrs),
+              "bp_all_addrs": sorted(hex(a) for a in all_addrs)}
     hits = early = 0
     while True:
         gdb.execute("continue", to_string=True)
