@@ -9,7 +9,9 @@ decides whether some thread is in the wanted state. Standard library only; no gd
 This is a harvest filter, not an oracle: the FP walk does not cross stack switches and may
 stop early or read junk; the kept cores still go through Delve and the real replay.
 
-  classify.py --binary BIN --core CORE --rule RULE [--json OUT] [--go-minor N]
+  classify.py --binary BIN --core CORE --rule RULE [--json OUT] [--go-minor N] [--signalled]
+--signalled: only the thread that took the fatal signal (the core's first NT_PRSTATUS) may match
+(capture-arm64.sh's breakpoint mode: that thread is the one stopped at the breakpoint).
 Exit status 0 if some thread matches RULE, 1 if none, 2 on error.
 
 RULE: alternatives separated by '|', each a comma-separated list of conditions, all must hold
@@ -290,6 +292,7 @@ def main():
     ap.add_argument("--rule", required=True)
     ap.add_argument("--json")
     ap.add_argument("--go-minor", type=int, default=19, help="Go 1.N of the binary (offsets)")
+    ap.add_argument("--signalled", action="store_true", help="only the signalled thread may match")
     a = ap.parse_args()
     set_offsets(a.go_minor)
     syms = Symbols(a.binary)
@@ -310,7 +313,7 @@ def main():
             th["sp_on"] = sp_on(view, regs["sp"])
         if i == 0:
             out["signalled_lwp"] = t["lwp"]  # the thread that took the fatal signal is written first
-        ok = check_any(alts, th)
+        ok = check_any(alts, th) and (i == 0 or not a.signalled)
         th["match"] = ok
         out["threads"].append(th)
         if ok and (match is None or match["lwp"] == out.get("signalled_lwp")):

@@ -20,6 +20,7 @@ must_cross() {  # the crossing a state proves, per arch
     cgo/*) echo asmcgocall ;;
     cgocallback/*) echo cgocallback ;;
     signal/*|crash/*) echo signal ;;
+    asyncpreempt/*) echo asyncpreempt ;;
     vdso/amd64) echo vdso ;;
     *) echo "" ;;
   esac
@@ -54,6 +55,12 @@ for state in "${states[@]}"; do
     # Caught inside copystack: Delve puts the thread's g0 frames (copystack's callees) on top of
     # the goroutine's saved frames; we stop at `copystack` after f and its caller.
     args+=(--accept-delve-difference "Delve stitches the g0 frames inside copystack onto the goroutine's saved frames")
+  fi
+  if [[ $state/$arch == asyncpreempt/arm64 ]]; then
+    # The interrupted function is a frameless leaf (main.spin); asyncPreempt's injected call set
+    # LR to the interrupted pc, and Delve 1.20, taking the leaf's return address from that LR,
+    # repeats main.spin until its depth limit. We take the interrupted LR pushCall saved.
+    args+=(--accept-delve-difference "Delve repeats the interrupted frameless leaf under asyncPreempt (its caller taken from LR, which holds the interrupted pc)")
   fi
   if [[ $state == cgocallback ]]; then
     # Delve 1.20 follows crosscall2's frame records, which from Go 1.21 on are two (the C stub

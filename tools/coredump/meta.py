@@ -21,7 +21,7 @@ def dlv_thread_goroutines(path):
 def main():
     ap = argparse.ArgumentParser()
     for a in ("state", "arch", "go-version", "binary", "core", "pid", "gdb-json", "gdb-bt", "dlv", "out",
-              "classify-json", "breakpoint", "stopped-lwp", "method"):
+              "classify-json", "breakpoint", "stopped-lwp", "method", "gdbstub-json"):
         ap.add_argument("--" + a)
     a = ap.parse_args()
     meta = {"state": a.state, "arch": a.arch, "go_version": a.go_version,
@@ -50,6 +50,13 @@ def main():
                      "stopped_fp_frames": c.get("matched_frames"),
                      "signalled_lwp": c.get("signalled_lwp"),
                      "classify_json_file": os.path.basename(a.classify_json)})
+    if a.breakpoint:
+        meta["breakpoint"] = a.breakpoint
+    if a.gdbstub_json:
+        g = json.load(open(a.gdbstub_json))
+        meta.update({"breakpoint_addrs": g.get("bp_addrs"), "breakpoint_hits": g.get("hits"),
+                     "breakpoint_hits_before_ready": g.get("hits_before_ready"),
+                     "gdbstub_json_file": os.path.basename(a.gdbstub_json)})
     if a.gdb_bt:
         meta["gdb_bt_file"] = os.path.basename(a.gdb_bt)
     if a.dlv:
