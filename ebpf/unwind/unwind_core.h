@@ -211,6 +211,10 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
      * function's frame record on g0 links to its caller's frame on the goroutine stack. */
     st->on_g0 = 0;
     st->switch_pending = 1;
+    /* The frame record, not the SP, leads off g0: an SP walk (arm64 walks Go frames by SP)
+     * would read the fake return address into mstart at g0.sched.sp (found in the Go 1.27 arm64
+     * systemstack core, which ended at runtime.mstart). */
+    st->exact_sp = 0;
     sb_crossed(st, crossing);
     return -1; /* caller continues with an ordinary frame-pointer step */
   }

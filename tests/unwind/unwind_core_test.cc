@@ -771,6 +771,25 @@ TEST_F(UnwindCoreArm64Test, SystemstackContinuesAtSchedBp) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
 }
 
+// systemstack from Go 1.25 (no SB_PI_SWITCH_SCHED_BP): the g0 callee's saved R29 is
+// systemstack's frame record on the goroutine stack, so the frame chain crosses by itself. The
+// SP walk must not go on after systemstack: at g0.sched.sp lies the fake return into mstart
+// (found in the Go 1.27 arm64 systemstack core, which ended there).
+TEST_F(UnwindCoreArm64Test, SystemstackFollowsTheFrameRecordOnNewerGo) {
+  info_.flags = SB_PI_GO | SB_PI_HAS_OFFSETS;
+  uint64_t g0_sp = kG0StackHi - 0x200, g0_fp = g0_sp - 8;
+  uint64_t ss_fp = kGStackHi - 0x308, f_sp = kGStackHi - 0x2e0, f_fp = f_sp - 8;
+  GoFrame(g0_sp, ss_fp, kSystemstack + 0x30);
+  mem_.Put64(g0_sp + 0x40, kMstart + 4);  // systemstack's "LR slot" by SP: the fake mstart frame
+  Frame(ss_fp, f_fp, kMainF + 0x90);       // systemstack's record: returns into F
+  GoFrame(f_sp, 0, kGoexit + 4);
+  auto r = Run(kAllocFn + 0x50, g0_sp, g0_fp, 0, kG0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30, kMainF + 0x90,
+                                              kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+}
+
 // After dropg on arm64, the g0 slot holds the goroutine only when the mcall callee spilled
 // its argument there: park_m does (accepted), gosched_m does not (stale_goroutine).
 TEST_F(UnwindCoreArm64Test, McallSlotOnlyForSpillingCallees) {
