@@ -32,6 +32,7 @@ nlohmann::json StatsToJson(const RecordStats& s) {
   j["processes"] = procs;
   j["bpf"] = {{"run_cnt", s.bpf_run_count},
               {"run_time_ns", s.bpf_run_time_ns},
+              {"verified_insns", s.bpf_verified_insns},
               {"unwound", s.unwound},
               {"unwind_ns", s.unwind_ns},
               {"unwind_frames", s.unwind_frames}};

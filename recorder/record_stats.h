@@ -40,6 +40,7 @@ struct RecordStats {
   std::vector<ProcessStats> processes;
   uint64_t bpf_run_count = 0;
   uint64_t bpf_run_time_ns = 0;
+  uint64_t bpf_verified_insns = 0;  // the verifier's work to load the sampler (limit 1M)
   uint64_t unwound = 0;        // samples unwound in BPF (tracked processes)
   uint64_t unwind_ns = 0;      // BPF time spent in those unwinds
   uint64_t unwind_frames = 0;  // frames they produced

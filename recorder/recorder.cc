@@ -71,6 +71,7 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   auto ps = sampler.ProgramStats();
   st.bpf_run_count = ps.run_count;
   st.bpf_run_time_ns = ps.run_time_ns;
+  st.bpf_verified_insns = ps.verified_insns;
   return st;
 }
 

@@ -216,6 +216,7 @@ BpfProgramStats BpfSampler::ProgramStats() const {
   if (bpf_obj_get_info_by_fd(bpf_program__fd(skel_->progs.sample_cpu), &info, &len) == 0) {
     s.run_count = info.run_cnt;
     s.run_time_ns = info.run_time_ns;
+    s.verified_insns = info.verified_insns;
   }
   return s;
 }

@@ -27,6 +27,9 @@ struct SamplerOptions {
 struct BpfProgramStats {
   uint64_t run_count = 0;
   uint64_t run_time_ns = 0;  // needs kernel.bpf_stats_enabled=1
+  // Instructions the verifier processed to load the sampler (its limit is 1,000,000): the
+  // headroom left for new crossings. 0 when the kernel does not report it (before 5.16).
+  uint32_t verified_insns = 0;
 };
 
 // Says why BPF cannot be used here (missing privilege, no BTF, ...), or "" when it can.

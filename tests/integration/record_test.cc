@@ -258,6 +258,13 @@ TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
   // 2-core CI box gave 89 of the ~800 an idle one gives), so only a floor well above chance.
   EXPECT_GT(proc->value("samples", int64_t{0}), 20) << proc->dump();
   EXPECT_EQ(FindProcess(j, other.pid()), nullptr) << "a non-Go process was followed";
+  // The verifier's work to load the sampler is reported, and under its 1M-instruction limit
+  // (this kernel reports it: 6.x). The README gives the figure; headroom is the constraint on
+  // every new crossing.
+  int64_t verified = j["bpf"].value("verified_insns", int64_t{0});
+  std::cout << "[ info     ] sampler verified_insns: " << verified << "\n";
+  EXPECT_GT(verified, 1000);
+  EXPECT_LT(verified, 1000000);
   std::string err;
   auto p = LoadPprof(pprof, &err);
   ASSERT_TRUE(p) << err;
