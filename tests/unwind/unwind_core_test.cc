@@ -122,6 +122,12 @@ class UnwindCoreTest : public ::testing::Test {
     info_.ranges[info_.nranges++] = sb_range{s, e, static_cast<uint32_t>(k), 0};
   }
   void SetCurrentG(uint64_t g) { mem_.Put64(kFsBase - 8, g); }
+  // g.sched (at 56): the saved sp, pc and frame pointer of a goroutine that is not running.
+  void SetSched(uint64_t g, uint64_t sp, uint64_t pc, uint64_t bp) {
+    mem_.Put64(g + 56 + 0, sp);
+    mem_.Put64(g + 56 + 8, pc);
+    mem_.Put64(g + 56 + 48, bp);
+  }
   // A frame-pointer frame record at fp: saved fp and return address.
   void Frame(uint64_t fp, uint64_t saved_fp, uint64_t ret) {
     mem_.Put64(fp, saved_fp);
@@ -204,9 +210,7 @@ TEST_F(UnwindCoreTest, SystemstackInsertsTheCallerFromSched) {
   Frame(g0_fp, f_fp, kSystemstack + 0x30);  // alloc fn returns into systemstack
   mem_.Put64(sched_sp, kMainF + 0x90);      // F = main.f
   Frame(f_fp, 0, kGoexit + 1);
-  mem_.Put64(kG + 56 + 0, sched_sp);        // g.sched.sp
-  mem_.Put64(kG + 56 + 8, kSystemstack);    // g.sched.pc (systemstack_switch in real life)
-  mem_.Put64(kG + 56 + 48, f_fp);           // g.sched.bp
+  SetSched(kG, sched_sp, kSystemstack, f_fp);  // pc: systemstack_switch in real life
   auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30, kMainF + 0x90,
@@ -246,9 +250,7 @@ TEST_F(UnwindCoreTest, AsmcgocallWithZeroSchedBpUsesTheCallersPcsp) {
   Frame(c_fp, 0, kAsmcgocall + 0x30);
   mem_.Put64(sched_sp, kMainF + 0x90);
   Frame(f_fp, 0, kGoexit + 1);
-  mem_.Put64(kG + 56 + 0, sched_sp);
-  mem_.Put64(kG + 56 + 8, kAsmcgocall);
-  mem_.Put64(kG + 56 + 48, 0);
+  SetSched(kG, sched_sp, kAsmcgocall, 0);
   auto r = Run(0x7f0000005000, c_fp - 0x10, c_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
@@ -312,9 +314,7 @@ TEST_F(UnwindCoreTest, McallWithCurg) {
   uint64_t g0_fp = kG0StackHi - 0x100;
   uint64_t f_fp = kGStackHi - 0x200;
   Frame(g0_fp, 0, kMcall + 0x20);
-  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
-  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
-  mem_.Put64(kG + 56 + 48, f_fp);
+  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
   Frame(f_fp, 0, kGoexit + 1);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 1}));
@@ -333,9 +333,7 @@ TEST_F(UnwindCoreTest, McallAfterDropgUsesTheG0Slot) {
   uint64_t g0_fp = kG0StackHi - 0x100;
   uint64_t f_fp = kGStackHi - 0x200;
   Frame(g0_fp, 0, kMcall + 0x20);
-  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
-  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
-  mem_.Put64(kG + 56 + 48, f_fp);
+  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
   Frame(f_fp, 0, kGoexit + 1);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 1}));
@@ -362,9 +360,7 @@ TEST_F(UnwindCoreTest, McallUnderScheduleIgnoresTheNextCurg) {
   Frame(g0_fp, sched_fp, kSchedule + 0x20);
   Frame(sched_fp, 0, kMcall + 0x20);
   uint64_t f_fp = kGStackHi - 0x200;
-  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
-  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
-  mem_.Put64(kG + 56 + 48, f_fp);
+  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
   Frame(f_fp, 0, kGoexit + 1);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMainF + 0xa0,
@@ -440,9 +436,7 @@ TEST_F(UnwindCoreTest, McallFromGoexit0BeforeDropgCrossesToTheExitingGoroutine) 
   uint64_t f_fp = kGStackHi - 0x200;
   Frame(g0_fp, goexit0_fp, kGoexit0 + 0x20);
   Frame(goexit0_fp, 0, kMcall + 0x20);
-  mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
-  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
-  mem_.Put64(kG + 56 + 48, f_fp);
+  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
   Frame(f_fp, 0, kGoexit + 1);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kGoexit0 + 0x20, kMcall + 0x20, kMainF + 0xa0,
@@ -458,9 +452,7 @@ TEST_F(UnwindCoreTest, MorestackEmitsTheGrowingFunctionAndItsCaller) {
   Frame(g0_fp, 0, kMorestack + 0x30);
   uint64_t sched_sp = kGStackHi - 0x300;
   uint64_t caller_fp = kGStackHi - 0x200;
-  mem_.Put64(kG + 56 + 0, sched_sp);
-  mem_.Put64(kG + 56 + 8, kMainF + 0x0d);  // ret addr of CALL morestack in f's prologue
-  mem_.Put64(kG + 56 + 48, caller_fp);
+  SetSched(kG, sched_sp, kMainF + 0x0d, caller_fp);  // pc: after CALL morestack in f's prologue
   mem_.Put64(sched_sp, kMainF + 0xb0);     // f's return address into its caller
   Frame(caller_fp, 0, kGoexit + 1);
   mem_.Put32(kG + 144, 2);  // _Grunning
@@ -478,9 +470,7 @@ TEST_F(UnwindCoreTest, MorestackDuringCopystackWalksBySp) {
   uint64_t g0_fp = kG0StackHi - 0x100;
   Frame(g0_fp, 0, kMorestack + 0x30);
   uint64_t sched_sp = kGStackHi - 0x300;
-  mem_.Put64(kG + 56 + 0, sched_sp);
-  mem_.Put64(kG + 56 + 8, kMainF + 0x0d);
-  mem_.Put64(kG + 56 + 48, 0xdead0000);    // stale: points at a freed stack
+  SetSched(kG, sched_sp, kMainF + 0x0d, 0xdead0000);  // bp stale: points at a freed stack
   mem_.Put64(sched_sp, kMainF + 0xb0);     // f's return address into its caller, main.f
   mem_.Put64(sched_sp + 8 + 0x28, kGoexit + 1);  // main.f's return address at SP + 0x28
   mem_.Put64(sched_sp + 8 + 0x20, 0xdead0100);   // and its stale saved BP
@@ -624,9 +614,7 @@ TEST_F(UnwindCoreTest, SignalFrameOnG0CrossesSystemstackAfterwards) {
   Frame(g0_fp, f_fp, kSystemstack + 0x30);
   mem_.Put64(sched_sp, kMainF + 0x90);
   Frame(f_fp, 0, kGoexit + 1);
-  mem_.Put64(kG + 56 + 0, sched_sp);
-  mem_.Put64(kG + 56 + 8, kSystemstack);
-  mem_.Put64(kG + 56 + 48, f_fp);
+  SetSched(kG, sched_sp, kSystemstack, f_fp);
   auto r = Run(kAllocFn + 0x50, h_fp - 0x38, h_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSigtramp + 0x20, kAllocFn + 0x50,
                                               kSystemstack + 0x30, kMainF + 0x90, kGoexit + 1}));
@@ -677,9 +665,7 @@ TEST_F(UnwindCoreTest, CgocallbackCrossesBackToTheCFramesOnG0) {
   Frame(c_fp, c_fp2, 0x7f0000005200);            // the C stub returns into the C caller
   uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
   Frame(c_fp2, f_fp, kAsmcgocall + 0x30);        // the C caller returns into asmcgocall
-  mem_.Put64(kG + 56 + 0, sched_sp);
-  mem_.Put64(kG + 56 + 8, kAsmcgocall);
-  mem_.Put64(kG + 56 + 48, f_fp);
+  SetSched(kG, sched_sp, kAsmcgocall, f_fp);
   mem_.Put64(sched_sp, kMainF + 0x90);
   Frame(f_fp, 0, kGoexit + 1);
   auto r = Run(kMainF + 0x30, cb_sp, cb_fp);
@@ -761,9 +747,7 @@ TEST_F(UnwindCoreArm64Test, SystemstackContinuesAtSchedBp) {
   uint64_t f_sp = ss_sp + 0x20, f_fp = f_sp - 8;
   GoFrame(ss_sp, f_fp, kMainF + 0x90);  // systemstack's frame: returns into F
   GoFrame(f_sp, 0, kGoexit + 4);
-  mem_.Put64(kG + 56 + 0, ss_sp);
-  mem_.Put64(kG + 56 + 8, kSystemstack);
-  mem_.Put64(kG + 56 + 48, ss_fp);
+  SetSched(kG, ss_sp, kSystemstack, ss_fp);
   auto r = Run(kAllocFn + 0x50, g0_sp, g0_fp, 0, kG0);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30, kMainF + 0x90,
                                               kGoexit + 4}));
@@ -802,9 +786,7 @@ TEST_F(UnwindCoreArm64Test, McallSlotOnlyForSpillingCallees) {
   mem_.Put64(kG0 + 56, g0_sched_sp);
   mem_.Put64(g0_sched_sp - 8, kG);
   uint64_t f_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
-  mem_.Put64(kG + 56 + 0, f_sp);
-  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
-  mem_.Put64(kG + 56 + 48, f_fp);
+  SetSched(kG, f_sp, kMainF + 0xa0, f_fp);
   GoFrame(f_sp, 0, kGoexit + 4);  // gopark (main.f here) saved LR at its SP
   uint64_t callee_sp = g0_sched_sp - 16 - 0x40, callee_fp = callee_sp - 8;
   GoFrame(callee_sp, 0, kMcall + 0x20);
@@ -911,9 +893,7 @@ TEST_F(UnwindCoreArm64Test, CgocallbackCrossesBackToTheCFramesOnG0) {
   uint64_t ac_sp = kGStackHi - 0x300, f_sp = ac_sp + 0x20;
   GoFrame(ac_sp, f_sp - 8, kMainF + 0x90);          // asmcgocall's frame on the goroutine stack
   GoFrame(f_sp, 0, kGoexit + 4);
-  mem_.Put64(kG + 56 + 0, ac_sp);
-  mem_.Put64(kG + 56 + 8, kAsmcgocall);
-  mem_.Put64(kG + 56 + 48, ac_sp - 8);
+  SetSched(kG, ac_sp, kAsmcgocall, ac_sp - 8);
   auto r = Run(kMainF + 0x40, cb_sp, cb_sp - 8, 0x1234, kG);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x40, kCgocallback + 0x20, kCrosscall2 + 0x10,
                                               0x7f0000005100, 0x7f0000005200, kAsmcgocall + 0x30,
@@ -932,9 +912,7 @@ TEST_F(UnwindCoreArm64Test, AsmcgocallUsesSchedBpOnNewerGo) {
   uint64_t ac_sp = kGStackHi - 0x300, f_sp = ac_sp + 0x20;
   GoFrame(ac_sp, f_sp - 8, kMainF + 0x90);
   GoFrame(f_sp, 0, kGoexit + 4);
-  mem_.Put64(kG + 56 + 0, ac_sp);
-  mem_.Put64(kG + 56 + 8, kAsmcgocall);
-  mem_.Put64(kG + 56 + 48, ac_sp - 8);
+  SetSched(kG, ac_sp, kAsmcgocall, ac_sp - 8);
   auto r = Run(0x7f0000005000, c_fp - 0x20, c_fp, 0x7f0000005100, kG0);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 4}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
