@@ -282,7 +282,11 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
         sb_read_u64(st, g0_sp + (sb_u64)slot_off, &cand) ||
         sb_read_u64(st, cand + o->g_m, &cand_m))
       return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
-    if (cand_m != 0) /* running again on some M: its saved state is not this stack's */
+    /* Running again on some M: its saved state is not this stack's. Except when execute on
+     * this very M picked it again (m.curg, g.m = m): gogo has not run yet (we are on g0), so
+     * its sched is still what mcall saved (Gosched with one runnable goroutine does this on
+     * every call). */
+    if (cand_m != 0 && !(cand_m == st->m && cand == st->curg))
       return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
     gp = cand;
   }

@@ -369,6 +369,27 @@ TEST_F(UnwindCoreTest, McallUnderScheduleIgnoresTheNextCurg) {
   EXPECT_EQ(r.sample.goid, 42u);  // the goroutine that parked, not the next one (77)
 }
 
+// Under schedule, execute on this M picked the same goroutine again (Gosched with nothing else
+// to run): m.curg is the slot's g and g.m is this m, but gogo has not run, so its sched is
+// still mcall's. Crossed, not stale.
+TEST_F(UnwindCoreTest, McallUnderScheduleSameGoroutinePickedAgain) {
+  SetCurrentG(kG0);  // m.curg = kG and kG.m = kM (the fixture's running state)
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  uint64_t g0_fp = kG0StackHi - 0x100, sched_fp = kG0StackHi - 0x80;
+  Frame(g0_fp, sched_fp, kSchedule + 0x20);
+  Frame(sched_fp, 0, kMcall + 0x20);
+  uint64_t f_fp = kGStackHi - 0x200;
+  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMainF + 0xa0,
+                                              kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+}
+
 // The slot's goroutine already runs on another M: its sched is not this stack's. Stop.
 TEST_F(UnwindCoreTest, McallStaleGoroutineStops) {
   SetCurrentG(kG0);
