@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "base/bpf_percpu.h"
 #include "exitprobe.skel.h"
 
 namespace sb::exitprobe {
@@ -172,12 +173,10 @@ double Tracer::Detach() {
 
 std::vector<FuncCounts> Tracer::ReadCounts() const {
   std::vector<FuncCounts> out(plan_->funcs.size());
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return out;
-  std::vector<sb_xp_stats> per_cpu(static_cast<size_t>(ncpu));
   int fd = bpf_map__fd(skel_->maps.stats);
   for (uint32_t i = 0; i < out.size(); i++) {
-    if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
+    auto per_cpu = ReadPerCpu<sb_xp_stats>(fd, i);
+    if (per_cpu.empty()) continue;
     FuncCounts& c = out[i];
     c.hist.assign(SB_XP_BUCKETS, 0);
     for (const auto& s : per_cpu) {
@@ -198,12 +197,7 @@ std::vector<FuncCounts> Tracer::ReadCounts() const {
 
 sb_xp_counters Tracer::ReadCounters() const {
   sb_xp_counters total{};
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return total;
-  std::vector<sb_xp_counters> per_cpu(static_cast<size_t>(ncpu));
-  uint32_t key = 0;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.counters), &key, per_cpu.data()) != 0) return total;
-  for (const auto& c : per_cpu) {
+  for (const auto& c : ReadPerCpu<sb_xp_counters>(bpf_map__fd(skel_->maps.counters), 0)) {
     total.events += c.events;
     total.no_g += c.no_g;
     total.pending_full += c.pending_full;

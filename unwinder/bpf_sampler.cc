@@ -13,6 +13,7 @@
 #include <utility>
 #include <filesystem>
 
+#include "base/bpf_percpu.h"
 #include "sampler.h"
 #include "sampler.skel.h"
 
@@ -189,12 +190,7 @@ int BpfSampler::Poll(int timeout_ms, const SampleFn& on_sample, const NewProcess
 
 sb_counters BpfSampler::Counters() const {
   sb_counters total{};
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return total;
-  std::vector<sb_counters> per_cpu(static_cast<size_t>(ncpu));
-  uint32_t key = 0;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.counters), &key, per_cpu.data()) != 0) return total;
-  for (const auto& c : per_cpu) {
+  for (const auto& c : ReadPerCpu<sb_counters>(bpf_map__fd(skel_->maps.counters), 0)) {
     total.samples += c.samples;
     total.lost += c.lost;
     total.unknown_pid += c.unknown_pid;
