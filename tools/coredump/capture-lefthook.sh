@@ -48,23 +48,26 @@ disas() {  # disas FUNC: objdump of FUNC's pclntab range
 	r=$("$SWITCHBACK" inspect "$BIN" --func "$1") || die "no $1 in pclntab"
 	"$OBJDUMP" -d --start-address="$(echo "$r" | awk '{print $2}')" --stop-address="$(echo "$r" | awk '{print $3}')" "$BIN"
 }
-# body FUNC: the first instruction after FUNC's prologue (frame record set up).
+# body FUNC: the first instruction after FUNC's prologue (frame record set up). (The awk
+# scripts read all their input: objdump killed by SIGPIPE would fail the pipeline.)
 body() {
 	disas "$1" | awk '
+		done { next }
 		/^ *[0-9a-f]+:/ { a = $1; sub(":", "", a)
-			if (take) { print "0x" a; exit }
+			if (take) { print "0x" a; done = 1; next }
 			if ($0 ~ /sub[ \t]+x29, sp, #0x8/) take = 1
 			if ($0 ~ /mov[ \t]+%rsp,%rbp/) { fp = 1; next }
 			if (fp && $0 ~ /sub[ \t]+\$0x[0-9a-f]+,%rsp/) { take = 1; next }
-			if (fp) { print "0x" a; exit } }'
+			if (fp) { print "0x" a; done = 1 } }'
 }
 # after_call FUNC CALLEE: the return address of FUNC's first call to CALLEE.
 after_call() {
 	local c
 	c=$(addr "$2"); c=${c#0x}
 	disas "$1" | awk -v c="$c" '
+		done { next }
 		/^ *[0-9a-f]+:/ { a = $1; sub(":", "", a)
-			if (take) { print "0x" a; exit }
+			if (take) { print "0x" a; done = 1; next }
 			if ($0 ~ ("(bl|call)[ \t]+(0x)?0*" c "( |$)")) take = 1 }'
 }
 
@@ -133,7 +136,7 @@ elif [ "$STATE" != crash ]; then
 	# capture-arm64.sh). lefthook keeps Go's SIGABRT handler (no -sigdfl), so the stopped thread
 	# first runs rt_sigaction(SIGABRT, SIG_DFL) at the `svc` of runtime.rt_sigaction
 	# (CAPTURE_SIGDFL_SVC, gdb_qemu_break.py), then takes the SIGABRT: qemu writes the core.
-	SVC=$(disas runtime.rt_sigaction | awk '/svc[ \t]+#0x0/ { a = $1; sub(":", "", a); print "0x" a; exit }')
+	SVC=$(disas runtime.rt_sigaction | awk '!done && /svc[ \t]+#0x0/ { a = $1; sub(":", "", a); print "0x" a; done = 1 }')
 	[ -n "$SVC" ] || die "no svc in runtime.rt_sigaction"
 	bash -c 'cd "$1" && ulimit -c unlimited && echo 0 >/proc/self/coredump_filter && shift && exec "$@"' _ \
 		"$REPO" env GOMAXPROCS=1 qemu-aarch64 -g "$PORT" "$BIN" run manual >"$REPO/stdout" 2>"$OUT/$STATE.stderr.txt" &
