@@ -131,6 +131,10 @@ elif [ "$STATE" != crash ]; then
 	esac
 	[ "$BP" != "*" ] || die "$STATE: no breakpoint address"
 	RULE="pc=${BP#\*0x},$COND"
+	# Hits passed over first (SKIP, default random 0-9; asyncpreempt 0: only a few preemptions
+	# happen before the config is decoded, then gdb would wait for a hit until its timeout).
+	SKIP_HITS=${SKIP:-$RANDOM}; [ -n "${SKIP:-}" ] || SKIP_HITS=$((SKIP_HITS % 10))
+	[ "$STATE" = asyncpreempt ] && SKIP_HITS=${SKIP:-0}
 	PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	# GOMAXPROCS=1: qemu 7.2's gdbstub is not safe for two threads reporting at once (see
 	# capture-arm64.sh). lefthook keeps Go's SIGABRT handler (no -sigdfl), so the stopped thread
@@ -145,8 +149,8 @@ elif [ "$STATE" != crash ]; then
 	for _ in $(seq 100); do ss -ltn 2>/dev/null | grep -q "127.0.0.1:$PORT " && break; sleep 0.05; done
 	CAPTURE_BINARY=$BIN CAPTURE_PORT=$PORT CAPTURE_BP=$BP CAPTURE_SIGDFL_SVC=$SVC CAPTURE_ARM="*$(addr main.main)" \
 		CAPTURE_READY=${READY_TEXT:+$REPO/stdout} CAPTURE_READY_TEXT=$READY_TEXT \
-		CAPTURE_SKIP=${SKIP:-$((RANDOM % 10))} CAPTURE_JSON=$OUT/$STATE.gdbstub.json \
-		timeout 600 gdb-multiarch -nx -batch -x "$COREDUMP_DIR/gdb_qemu_break.py" >"$REPO/gdb.out" 2>&1 || true
+		CAPTURE_SKIP=$SKIP_HITS CAPTURE_JSON=$OUT/$STATE.gdbstub.json \
+		timeout 240 gdb-multiarch -nx -batch -x "$COREDUMP_DIR/gdb_qemu_break.py" >"$REPO/gdb.out" 2>&1 || true
 	grep '^capture' "$REPO/gdb.out" >&2 || tail -5 "$REPO/gdb.out" >&2
 	for _ in $(seq 300); do kill -0 "$QP" 2>/dev/null || break; sleep 0.05; done
 	core=$(ls "$REPO"/qemu_*.core 2>/dev/null | head -1 || true)
