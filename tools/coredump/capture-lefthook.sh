@@ -5,8 +5,11 @@
 #   amd64: gdb breakpoint at an address found from pclntab (`switchback inspect --func`), gcore.
 #   arm64: crash: qemu-aarch64 harvest as in capture-arm64.sh; every other state: breakpoint
 #          mode as in capture-arm64.sh BREAK= (qemu's gdbstub, gdb-multiarch +
-#          gdb_qemu_break.py at a pclntab address, then SIGABRT with SIG_DFL to the stopped
-#          thread: qemu writes the guest core with it exactly there; GOMAXPROCS=1).
+#          gdb_qemu_break.py at a pclntab address; lefthook keeps Go's SIGABRT handler, so the
+#          stopped thread first runs rt_sigaction(SIGABRT, SIG_DFL), injected by gdb, then takes
+#          SIGABRT: qemu writes the guest core with it exactly there; GOMAXPROCS=1). The hit
+#          taken: SKIP (default random 0-9, asyncpreempt 0) after main.main; mcall waits for
+#          lefthook's "sync hooks" line first (the hook runs).
 # Breakpoint addresses: "after the prologue" is the instruction after the frame record is set
 # up (arm64 `sub x29, sp, #8`; amd64 `mov %rsp,%rbp` and the frame's `sub $N,%rsp`), found with
 # objdump from the pclntab entry (there are no symbols, so gdb cannot skip prologues itself).
@@ -16,15 +19,17 @@
 #   mcall        amd64: runtime.park_m entry; arm64: in runtime.park_m right after its call to
 #                runtime.casgstatus (the return address of that BL), before the inlined dropg:
 #                on g0, m.curg still set
-#   vdso         amd64 only: in the vDSO's clock_gettime
+#   vdso         amd64 only (qemu-user has no vDSO): in the vDSO's clock_gettime
 #   systemstack  runtime.(*mheap).alloc.func1 (amd64 entry, arm64 after the prologue): on g0
 #                under systemstack
 #   morestack    runtime.newstack after the prologue: on g0 under morestack, during start-up
 #   asyncpreempt runtime.asyncPreempt2 after the prologue: a goroutine preempted by a signal
 # morestack and asyncpreempt give lefthook a long-running goroutine: the config gets an unused
-# hook with CONFIG_COMMANDS commands (default amd64 4000, arm64 300), whose YAML decoding keeps
-# the main goroutine busy for about a second (sysmon preempts it every 10 ms: SIGURG ->
-# asyncPreempt, or stackguard0 -> morestack -> newstack), and the stack grows on the way.
+# hook with CONFIG_COMMANDS commands (default amd64 4000, arm64 300), whose decoding keeps
+# goroutine 1 busy for about a second (sysmon preempts whatever runs for 10 ms: SIGURG ->
+# asyncPreempt, or stackguard0 -> morestack -> newstack; stacks grow on the way); amd64
+# attaches 0.2 s after the start. The stop may be in any goroutine (arm64 caught the os/exec
+# goroutines that copy git's output). cgo states: lefthook has no cgo.
 # Writes OUTDIR/STATE.core, lefthook-linux-ARCH, STATE.stderr.txt (the runtime's own traceback
 # for crash: the oracle, since Delve and gdb cannot name frames without symbols),
 # STATE.classify.json (every state but crash: classify.py's frame-record walk with pclntab names
