@@ -21,6 +21,7 @@ on one thread:
   FUNC@LO-HI      some frame of FUNC has its pc (frame 0) or return address in [LO, HI) (hex)
   !FUNC           FUNC is not on the frame list
   sp=g0|gsignal|curg   SP lies in that goroutine's stack (Go view)
+  pc=HEX          the thread's pc is exactly HEX (a breakpoint address in a binary without symbols)
   nocurg          m.curg == 0
   curg            m.curg != 0
   stale           on g0, m.curg == 0, and the g0 slot *(g0.sched.sp-8) names a goroutine that
@@ -37,6 +38,7 @@ NT_PRSTATUS = 1
 # Go 1.19 offsets (DESIGN.md "Go runtime facts"); amd64 and arm64 equal. set_offsets() moves
 # the fields that later releases moved (--go-minor).
 OFF = {"g.stack.lo": 0, "g.stack.hi": 8, "g.m": 48, "g.sched.sp": 56, "g.sched.pc": 64,
+       "g.sched.lr": 96, "g.sched.bp": 104,
        "g.atomicstatus": 144, "g.goid": 152, "m.g0": 0, "m.procid": 72, "m.gsignal": 80,
        "m.curg": 192, "m.alllink": None}
 
@@ -45,7 +47,7 @@ def set_offsets(minor):
     if 23 <= minor <= 24:
         OFF.update({"g.atomicstatus": 152, "g.goid": 160})
     elif minor >= 25:
-        OFF.update({"m.procid": 64, "m.gsignal": 72, "m.curg": 184})
+        OFF.update({"m.procid": 64, "m.gsignal": 72, "m.curg": 184, "g.sched.lr": 88, "g.sched.bp": 96})  # gobuf.ret gone
 G_STATUS = {0: "idle", 1: "runnable", 2: "running", 3: "syscall", 4: "waiting", 6: "dead",
             8: "copystack", 9: "preempted"}
 
@@ -82,8 +84,11 @@ class Symbols:
         secs = e.sections()
         st, ss = secs.get(".symtab"), secs.get(".strtab")
         self.funcs = []
+        self.starts = []
         self.by_name = {}
+        self.from_pclntab = False
         if st is None:
+            self._pclntab(e, secs, secs.get(".gopclntab"))
             return
         d = e.data
         for off in range(st[4], st[4] + st[5], 24):
@@ -94,6 +99,32 @@ class Symbols:
                 self.funcs.append((value, size, n))
         self.funcs.sort()
         self.starts = [f[0] for f in self.funcs]
+
+    def _pclntab(self, e, secs, sec):
+        """No .symtab (a stripped binary such as lefthook): function names and entries from the
+        Go 1.20+ pclntab (magic 0xfffffff1): header, then functab pairs (entryoff, funcoff)
+        relative to textStart, each _func starting with entryOff and nameOff."""
+        if sec is None:
+            return
+        d, base = e.data, sec[4]
+        magic, _, _, _, psz = struct.unpack_from("<IBBBB", d, base)
+        if magic not in (0xFFFFFFF1, 0xFFFFFFF0) or psz != 8:
+            return
+        nfunc, _nfiles, text = struct.unpack_from("<QQQ", d, base + 8)
+        if text == 0 and ".text" in secs:
+            text = secs[".text"][3]  # textStart is relocated at run time (0 in the file): .text
+        nameoff, _cu, _file, _pc, funcoff = struct.unpack_from("<QQQQQ", d, base + 32)
+        ftab = base + funcoff
+        for i in range(nfunc):
+            ent, fo = struct.unpack_from("<II", d, ftab + 8 * i)
+            nxt = struct.unpack_from("<I", d, ftab + 8 * (i + 1))[0]
+            no = struct.unpack_from("<i", d, ftab + fo + 4)[0]
+            n = d[base + nameoff + no:d.index(b"\0", base + nameoff + no)].decode(errors="replace")
+            self.by_name.setdefault(n, text + ent)
+            self.funcs.append((text + ent, nxt - ent, n))
+        self.funcs.sort()
+        self.starts = [f[0] for f in self.funcs]
+        self.from_pclntab = True
 
     def name(self, pc):
         import bisect
@@ -179,26 +210,23 @@ SLOT_OFFS = {EM_X86_64: [8], EM_AARCH64: [32, 8]}
 
 
 def go_view(core, syms):
-    """lwp -> Go facts, 1.19 offsets. Empty if runtime.allm is not in the symbol table."""
+    """lwp -> Go facts, 1.19 offsets. Without runtime.allm in the symbol table (a stripped
+    binary: pclntab names functions only), each thread's m is found from its g register (arm64
+    R28, amd64 R14: g in Go code) when g.m's g0, curg or gsignal is that g."""
     allm_sym = syms.by_name.get("runtime.allm")
-    if not allm_sym:
-        return {}
     u = core.u64
-
-    def ginfo(g):
-        if not g:
-            return None
-        st, goid, m = u(g + OFF["g.atomicstatus"]), u(g + OFF["g.goid"]), u(g + OFF["g.m"])
-        lo, hi = u(g + OFF["g.stack.lo"]), u(g + OFF["g.stack.hi"])
-        if None in (st, goid, m, lo, hi):
-            return {"g": hex(g), "unreadable": True}
-        st &= 0xFFFFFFFF
-        return {"g": hex(g), "goid": goid, "status": G_STATUS.get(st & ~0x1000, st), "m": hex(m),
-                "stack": [lo, hi], "sched_sp": u(g + OFF["g.sched.sp"])}
+    if not allm_sym:
+        ms = []
+        for t in core.threads:
+            g = thread_regs(core, t)["g"]
+            m = u(g + OFF["g.m"]) if g else None
+            if m and m not in ms and g in (u(m + OFF["m.g0"]), u(m + OFF["m.curg"]), u(m + OFF["m.gsignal"])) \
+                    and u(m + OFF["m.procid"]) == t["lwp"]:
+                ms.append(m)
+        return _view_of_ms(core, ms)
 
     # m.alllink: find it from the DWARF-less layout: in 1.19 it is at 304 (runtime.m). Rather than
     # hard-code it, probe: allm chain pointers must point to ms whose g0.m points back.
-    res = {}
     m = u(allm_sym)
     ms = []
     link_off = None
@@ -221,6 +249,25 @@ def go_view(core, syms):
             break
     if link_off is None and m:
         ms = [m]
+    return _view_of_ms(core, ms)
+
+
+def _view_of_ms(core, ms):
+    u = core.u64
+    res = {}
+
+    def ginfo(g):
+        if not g:
+            return None
+        st, goid, m = u(g + OFF["g.atomicstatus"]), u(g + OFF["g.goid"]), u(g + OFF["g.m"])
+        lo, hi = u(g + OFF["g.stack.lo"]), u(g + OFF["g.stack.hi"])
+        if None in (st, goid, m, lo, hi):
+            return {"g": hex(g), "unreadable": True}
+        st &= 0xFFFFFFFF
+        return {"g": hex(g), "goid": goid, "status": G_STATUS.get(st & ~0x1000, st), "m": hex(m),
+                "stack": [lo, hi], "sched_sp": u(g + OFF["g.sched.sp"]), "sched_pc": u(g + OFF["g.sched.pc"]),
+                "sched_bp": u(g + OFF["g.sched.bp"]), "sched_lr": u(g + OFF["g.sched.lr"])}
+
     for mm in ms:
         procid = u(mm + OFF["m.procid"])
         g0, curg, gsig = u(mm + OFF["m.g0"]), u(mm + OFF["m.curg"]), u(mm + OFF["m.gsignal"])
@@ -259,6 +306,9 @@ def check(rule_alt, th):
                 return False
         elif cond.startswith("sp="):
             if th.get("sp_on") != cond[3:]:
+                return False
+        elif cond.startswith("pc="):
+            if pcs[0] != int(cond[3:], 16):
                 return False
         elif cond == "nocurg":
             if not view or view.get("curg"):
@@ -311,6 +361,20 @@ def main():
         if view:
             th["go"] = view
             th["sp_on"] = sp_on(view, regs["sp"])
+            c = view.get("curg")
+            if th["sp_on"] != "curg" and c and c.get("sched_pc"):
+                # The goroutine under the switch, from its saved context (what Delve starts from):
+                # sched.pc, sched.lr (arm64, when set), then the frame-record chain from sched.bp.
+                cp = fp_walk(core, {"pc": c["sched_pc"], "lr": c.get("sched_lr") if core.machine == EM_AARCH64 else None,
+                                    "fp": c.get("sched_bp") or 0}, syms=syms)
+                if core.machine == EM_X86_64 and "runtime.newstack" in names:
+                    # amd64 morestack: f has not pushed its frame yet, so sched.bp is its caller's
+                    # frame and the caller itself is m.morebuf.pc (m.morebuf at m+8, pc at +8).
+                    mb = core.u64(int(view["m"], 16) + 16)
+                    if mb:
+                        cp.insert(1, mb)
+                th["curg_pcs"] = [hex(p) for p in cp]
+                th["curg_frames"] = [syms.name(p) or "?" for p in cp]
         if i == 0:
             out["signalled_lwp"] = t["lwp"]  # the thread that took the fatal signal is written first
         ok = check_any(alts, th) and (i == 0 or not a.signalled)
@@ -328,6 +392,8 @@ def main():
     for th in out["threads"]:
         print("%s lwp %d sig %d sp_on=%s %s" % ("*" if th["match"] else " ", th["lwp"], th["cursig"],
                                                th.get("sp_on", "-"), " < ".join(th["frames"][:10])))
+        if th["match"] and th.get("curg_frames"):
+            print("    curg %s: %s" % (th["go"]["curg"]["goid"], " < ".join(th["curg_frames"][:10])))
     return 0 if match else 1
 
 

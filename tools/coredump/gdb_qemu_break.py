@@ -11,12 +11,20 @@
 #   CAPTURE_PORT     qemu's gdbstub TCP port (127.0.0.1)
 #   CAPTURE_BP       gdb location: a function name (gdb puts the breakpoint after its prologue)
 #                    or *ADDRESS
-#   CAPTURE_ARM      gdb location reached once start-up is over (default main.main): the real
+#   CAPTURE_ARM      gdb location reached once start-up is over (default main.main; `*ADDRESS`
+#                    for a binary without symbols): the real
 #                    breakpoint is set only when it is hit (fewer stops during the runtime's init)
 #   CAPTURE_READY    the program's stdout file: hits before it contains `ready` are passed over
+#                    (unset or empty: no waiting)
+#   CAPTURE_READY_TEXT  instead of a line starting with `ready`, any line containing this text
 #   CAPTURE_SKIP     hits after `ready` to pass over first (varies the moment; default 0)
 #   CAPTURE_HITS     give up after this many hits (default 2000)
 #   CAPTURE_JSON     where to write the stop (breakpoint address, thread, registers, gdb frames)
+#   CAPTURE_SIGDFL_SVC  address of an `svc #0` in the guest (e.g. in runtime.rt_sigaction): for
+#                    a program that keeps Go's SIGABRT handler (no -sigdfl, e.g. lefthook), the
+#                    stopped thread first runs rt_sigaction(SIGABRT, SIG_DFL) there (registers
+#                    set, one stepi, registers and the scratch memory below SP restored), so that
+#                    the SIGABRT still makes qemu write the core with the thread at the breakpoint
 # qemu-user's gdbstub does not stop the other threads, and when two threads reach the breakpoint
 # together the SIGABRT may go to the other one (seen: gdb's selected thread kept running). So the
 # registers and frames written to CAPTURE_JSON are gdb's view of its selected thread, for the
@@ -35,11 +43,43 @@ def ex(cmd):
 
 
 def ready():
+    if not ENV.get("CAPTURE_READY"):
+        return True  # no readiness file: every hit counts (CAPTURE_SKIP still applies)
+    text = ENV.get("CAPTURE_READY_TEXT")
     try:
-        with open(ENV["CAPTURE_READY"]) as f:
+        with open(ENV["CAPTURE_READY"], errors="replace") as f:
+            if text:
+                return any(text in line for line in f)
             return any(line.startswith("ready") for line in f)
     except OSError:
         return False
+
+
+def set_sigdfl(svc):
+    """rt_sigaction(SIGABRT, {SIG_DFL}, NULL, 8) on the stopped thread, then its state restored.
+    qemu's single step may run the instruction after the svc too (runtime.rt_sigaction's
+    `str w0, [sp, #40]`), so SP points into the scratch area below the real SP meanwhile."""
+    regs = ("x0", "x1", "x2", "x3", "x8", "sp", "pc", "cpsr")
+    saved = {r: int(gdb.parse_and_eval("$" + r)) & 0xFFFFFFFFFFFFFFFF for r in regs}
+    scratch = (saved["sp"] - 256) & ~15  # below SP, inside the stack's guard area
+    inf = gdb.selected_inferior()
+    old = bytes(inf.read_memory(scratch, 192))
+    inf.write_memory(scratch, bytes(192))  # sa_handler SIG_DFL, flags, restorer, mask: 0
+    for r, v in (("x0", 6), ("x1", scratch), ("x2", 0), ("x3", 8), ("x8", 134), ("sp", scratch + 64),
+                 ("pc", svc)):
+        ex("set $%s = %d" % (r, v))
+    ex("stepi")
+    rc = int(gdb.parse_and_eval("$x0")) & 0xFFFFFFFFFFFFFFFF
+    pc = int(gdb.parse_and_eval("$pc")) & 0xFFFFFFFFFFFFFFFF
+    inf.write_memory(scratch, old)
+    for r in regs:
+        ex("set $%s = %d" % (r, saved[r]))
+    if rc != 0 or not svc < pc <= svc + 8:
+        raise gdb.GdbError("rt_sigaction(SIGABRT, SIG_DFL) failed: x0=%#x pc=%#x" % (rc, pc))
+    after = {r: int(gdb.parse_and_eval("$" + r)) & 0xFFFFFFFFFFFFFFFF for r in regs}
+    if after != saved:
+        raise gdb.GdbError("registers not restored: %s vs %s" % (after, saved))
+    return pc
 
 
 def main():
@@ -102,6 +142,12 @@ def main():
     except gdb.error as e:
         result["gdb_frames"] = ["bt failed: %s" % e]
     bp.enabled = False
+    if ENV.get("CAPTURE_SIGDFL_SVC"):
+        set_sigdfl(int(ENV["CAPTURE_SIGDFL_SVC"], 0))
+        result["sigdfl"] = "rt_sigaction(SIGABRT, SIG_DFL) run on the stopped thread at %s" % ENV["CAPTURE_SIGDFL_SVC"]
+        pc2 = int(gdb.parse_and_eval("$pc")) & 0xFFFFFFFFFFFFFFFF
+        if pc2 != pc:
+            raise gdb.GdbError("pc not restored: %#x" % pc2)
     with open(ENV["CAPTURE_JSON"], "w") as f:
         json.dump(result, f, indent=1)
         f.write("\n")
