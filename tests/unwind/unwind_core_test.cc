@@ -128,6 +128,20 @@ class UnwindCoreTest : public ::testing::Test {
     mem_.Put64(g + 56 + 8, pc);
     mem_.Put64(g + 56 + 48, bp);
   }
+  // Samples a g0 stack alloc fn -> schedule -> mcall whose g0 slot (amd64: g0.sched.sp - 8)
+  // names kG, parked in main.f under goexit. Callers set m.curg and kG.m first.
+  HostUnwindResult RunUnderScheduleWithSlotG() {
+    uint64_t g0_sched_sp = kG0StackHi - 0x40;
+    mem_.Put64(kG0 + 56, g0_sched_sp);
+    mem_.Put64(g0_sched_sp - 8, kG);
+    uint64_t g0_fp = kG0StackHi - 0x100, sched_fp = kG0StackHi - 0x80;
+    Frame(g0_fp, sched_fp, kSchedule + 0x20);
+    Frame(sched_fp, 0, kMcall + 0x20);
+    uint64_t f_fp = kGStackHi - 0x200;
+    SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
+    Frame(f_fp, 0, kGoexit + 1);
+    return Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  }
   // A frame-pointer frame record at fp: saved fp and return address.
   void Frame(uint64_t fp, uint64_t saved_fp, uint64_t ret) {
     mem_.Put64(fp, saved_fp);
@@ -353,16 +367,7 @@ TEST_F(UnwindCoreTest, McallUnderScheduleIgnoresTheNextCurg) {
   mem_.Put64(kNextG + 56 + 0, kGStackHi - 0x700);  // its own park point: not this stack's
   mem_.Put64(kNextG + 56 + 8, kMainF + 0x44);
   mem_.Put64(kG + 48, 0);  // the caller: parked
-  uint64_t g0_sched_sp = kG0StackHi - 0x40;
-  mem_.Put64(kG0 + 56, g0_sched_sp);
-  mem_.Put64(g0_sched_sp - 8, kG);
-  uint64_t g0_fp = kG0StackHi - 0x100, sched_fp = kG0StackHi - 0x80;
-  Frame(g0_fp, sched_fp, kSchedule + 0x20);
-  Frame(sched_fp, 0, kMcall + 0x20);
-  uint64_t f_fp = kGStackHi - 0x200;
-  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
-  Frame(f_fp, 0, kGoexit + 1);
-  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  auto r = RunUnderScheduleWithSlotG();
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMainF + 0xa0,
                                               kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
@@ -374,16 +379,7 @@ TEST_F(UnwindCoreTest, McallUnderScheduleIgnoresTheNextCurg) {
 // still mcall's. Crossed, not stale.
 TEST_F(UnwindCoreTest, McallUnderScheduleSameGoroutinePickedAgain) {
   SetCurrentG(kG0);  // m.curg = kG and kG.m = kM (the fixture's running state)
-  uint64_t g0_sched_sp = kG0StackHi - 0x40;
-  mem_.Put64(kG0 + 56, g0_sched_sp);
-  mem_.Put64(g0_sched_sp - 8, kG);
-  uint64_t g0_fp = kG0StackHi - 0x100, sched_fp = kG0StackHi - 0x80;
-  Frame(g0_fp, sched_fp, kSchedule + 0x20);
-  Frame(sched_fp, 0, kMcall + 0x20);
-  uint64_t f_fp = kGStackHi - 0x200;
-  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
-  Frame(f_fp, 0, kGoexit + 1);
-  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  auto r = RunUnderScheduleWithSlotG();
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMainF + 0xa0,
                                               kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
