@@ -14,15 +14,6 @@ using Members = std::map<std::string, uint64_t>;  // member name -> byte offset
 
 const std::set<std::string> kStructs = {"runtime.g", "runtime.m", "runtime.gobuf", "runtime.stack"};
 
-std::string DieName(Dwarf_Debug dbg, Dwarf_Die die) {
-  char* name = nullptr;
-  Dwarf_Error err = nullptr;
-  if (dwarf_diename(die, &name, &err) != DW_DLV_OK || name == nullptr) return "";
-  std::string s(name);
-  dwarf_dealloc(dbg, name, DW_DLA_STRING);
-  return s;
-}
-
 bool MemberOffset(Dwarf_Die die, uint64_t* off) {
   Dwarf_Attribute attr = nullptr;
   Dwarf_Error err = nullptr;

@@ -9,15 +9,6 @@
 namespace sb::unwinder {
 namespace {
 
-std::string Name(Dwarf_Debug dbg, Dwarf_Die die) {
-  char* name = nullptr;
-  Dwarf_Error err = nullptr;
-  if (dwarf_diename(die, &name, &err) != DW_DLV_OK || name == nullptr) return "";
-  std::string s(name);
-  dwarf_dealloc(dbg, name, DW_DLA_STRING);
-  return s;
-}
-
 // The DW_OP_fbreg entries of a location attribute.
 std::vector<StackHome> FbregEntries(Dwarf_Attribute attr) {
   std::vector<StackHome> out;
@@ -54,7 +45,7 @@ bool GpHomes(Dwarf_Debug dbg, Dwarf_Die sub, std::vector<StackHome>* homes) {
   for (int guard = 0; child != nullptr && guard < 10000; guard++) {
     Dwarf_Half tag = 0;
     if (!found && dwarf_tag(child, &tag, &err) == DW_DLV_OK && tag == DW_TAG_formal_parameter &&
-        Name(dbg, child) == "gp") {
+        DieName(dbg, child) == "gp") {
       Dwarf_Attribute attr = nullptr;
       found = true;
       if (dwarf_attr(child, DW_AT_location, &attr, &err) == DW_DLV_OK) {
@@ -85,7 +76,7 @@ Result<std::map<std::string, std::vector<StackHome>>> GpStackHomes(const std::st
       for (int guard = 0; die != nullptr && guard < 10000000; guard++) {
         Dwarf_Half tag = 0;
         if (dwarf_tag(die, &tag, &err) == DW_DLV_OK && tag == DW_TAG_subprogram) {
-          std::string name = Name(dbg, die);
+          std::string name = DieName(dbg, die);
           std::vector<StackHome> homes;
           if (wanted.count(name) && !out.count(name) && GpHomes(dbg, die, &homes)) out[name] = homes;
         }

@@ -36,4 +36,15 @@ Status ForEachDwarfUnit(const std::string& path, const std::function<bool(Dwarf_
   return Status::Ok();
 }
 
+std::string DieName(Dwarf_Debug dbg, Dwarf_Die die) {
+  char* name = nullptr;
+  Dwarf_Error err = nullptr;
+  int rc = dwarf_diename(die, &name, &err);
+  if (rc == DW_DLV_ERROR) dwarf_dealloc_error(dbg, err);  // damaged DWARF: no name, no leak
+  if (rc != DW_DLV_OK || name == nullptr) return "";
+  std::string s(name);
+  dwarf_dealloc(dbg, name, DW_DLA_STRING);
+  return s;
+}
+
 }  // namespace sb::unwinder

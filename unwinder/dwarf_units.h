@@ -16,4 +16,7 @@ namespace sb::unwinder {
 // "no DWARF", "unreadable DWARF".
 Status ForEachDwarfUnit(const std::string& path, const std::function<bool(Dwarf_Debug, Dwarf_Die)>& visit);
 
+// DW_AT_name of DIE, or "" when it has none (or it cannot be read).
+std::string DieName(Dwarf_Debug dbg, Dwarf_Die die);
+
 }  // namespace sb::unwinder
