@@ -18,6 +18,11 @@ pkgs=(
   delve gdb linux-perf                          # oracles and baselines
   libcap2-bin                                   # capsh: tests drop BPF capabilities
   binutils file procps jq
+  ccache                                        # shared compiler cache (worktrees, re-runs)
+  libcpp-httplib-dev libcurl4-openssl-dev       # agent: HTTP server (profiles, metrics), push client
+  prometheus                                    # a real Prometheus server scrapes the agent in tests
+  liblz4-dev liblzma-dev lz4 xz-utils zstd      # compressed production cores (zstd, lz4, xz)
+  python3-junitparser                           # a real JUnit consumer reads check --junit in tests
 )
 # npm fetches the real Go 1.27 test binaries (lefthook); the machine image may carry its own
 # Node.js with npm, which Debian's npm package would conflict with.
