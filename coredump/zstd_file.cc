@@ -2,7 +2,9 @@
 // limit, and a cache of extracted files keyed by source path, size and mtime.
 #include "coredump/zstd_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <cerrno>
@@ -13,6 +15,7 @@
 #include <filesystem>
 
 #include "base/file_util.h"
+#include "coredump/sparse_image.h"
 
 namespace sb::coredump {
 namespace {
@@ -124,14 +127,22 @@ Result<std::string> ExtractZstdFile(const std::string& path, const std::string& 
 
   fs::create_directories(dir, ec);
   if (ec) return MakeError("cannot create " + dir.string() + ": " + ec.message());
-  auto compressed = ReadFile(path);
-  if (!compressed.ok()) return MakeError(compressed.error());
-  auto plain = ZstdDecompress(*compressed);
-  if (!plain.ok()) return MakeError(path + ": " + plain.error());
-  Status w = WriteFileAtomic(out.string(), *plain);
-  if (!w.ok()) return MakeError(w.error());
-  // Keep the source's execute bits: extracted binaries are run (e.g. under qemu-aarch64).
-  if ((st.st_mode & 0111) != 0) chmod(out.c_str(), 0755);
+  // Streamed, with all-zero pages left as holes: the scratch disk holds only non-zero bytes,
+  // and no whole copy of the file is ever in memory.
+  Compression c = Compression::kNone;
+  auto d = OpenDecompressed(path, &c);
+  if (!d.ok()) return d.take_error();
+  if (c == Compression::kNone) return MakeError(path + ": not zstd data (bad magic)");
+  std::string tmp = out.string() + ".tmp" + std::to_string(getpid());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (st.st_mode & 0111) != 0 ? 0755 : 0644);
+  if (fd < 0) return MakeError(tmp + ": " + std::strerror(errno));
+  auto w = WriteSparse(**d, fd, uint64_t{64} << 30, path);
+  bool closed = close(fd) == 0;
+  if (!w.ok() || !closed || rename(tmp.c_str(), out.c_str()) != 0) {
+    std::string why = !w.ok() ? w.error() : tmp + ": " + std::strerror(errno);
+    unlink(tmp.c_str());
+    return MakeError(why);
+  }
   return out.string();
 }
 

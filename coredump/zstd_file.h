@@ -14,7 +14,7 @@ Result<std::string> ZstdCompress(std::string_view data, int level = 19);
 // Errors for garbage or truncated input; refuses outputs larger than max_size.
 Result<std::string> ZstdDecompress(std::string_view data, size_t max_size = size_t{8} << 30);
 
-// Decompresses PATH (ending in .zst) into a cache file next to it under CACHE_DIR, reusing
+// Decompresses PATH (zstd, lz4, xz or raw) into a sparse cache file under CACHE_DIR, reusing
 // an earlier extraction when it is newer than the source. Returns the extracted path.
 Result<std::string> ExtractZstdFile(const std::string& path, const std::string& cache_dir);
 

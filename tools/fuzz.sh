@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ALL=(fuzz_elf fuzz_pclntab fuzz_buildinfo fuzz_pprof_reader fuzz_core_file fuzz_case_file
-     fuzz_dwarf_offsets fuzz_tls_slot fuzz_asm_offsets fuzz_code_sites)
+     fuzz_dwarf_offsets fuzz_tls_slot fuzz_asm_offsets fuzz_code_sites fuzz_decompress fuzz_build_id_note)
 if [ $# -ne 2 ] || ! [[ $2 =~ ^[0-9]+$ ]]; then
   echo "usage: tools/fuzz.sh TARGET|all SECONDS   (targets: ${ALL[*]})" >&2
   exit 2

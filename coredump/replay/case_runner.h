@@ -18,11 +18,15 @@ struct CaseReport {
   bool passed = false;
   std::vector<std::string> differences;  // one line each, empty when passed
   double replay_ms = 0;                   // replay alone (files already extracted)
+  double load_ms = 0;                     // decompressing the core, extracting binaries
+  uint64_t core_bytes = 0;                // the core's size, and its non-zero part held in memory
+  uint64_t core_stored_bytes = 0;
   std::vector<std::string> crossed;       // crossings with crossed > 0 in this case
   size_t threads = 0;
 };
 
-// Loads CASE_JSON, extracts its files into cache_dir, replays and compares.
+// Loads CASE_JSON, replays and compares. The core is decompressed into memory (zero pages as
+// holes, nothing on disk); binaries are extracted once into cache_dir as sparse files.
 Result<CaseReport> CheckCase(const std::string& case_json, const std::string& cache_dir);
 // Rewrites the expected threads of CASE_JSON from the current replay (after a reviewed change).
 Status RebaseCase(const std::string& case_json, const std::string& cache_dir);
@@ -37,7 +41,7 @@ struct NewCaseFile {
 };
 
 struct NewCaseOptions {
-  std::string core;  // raw core (or .zst)
+  std::string core;  // the core: raw, zstd, lz4 or xz (by magic), or a /proc/self/fd path
   std::vector<NewCaseFile> files;
   std::string dir;   // where NAME.json goes; blobs in DIR/blobs/
   std::string name;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "coredump/build_id_note.h"
 #include "coredump/core_file.h"
 #include "ebpf/unwind/host_unwind.h"
 #include "symbolizer/binary.h"
@@ -97,6 +98,26 @@ std::optional<Image> VdsoImage(const CoreFile& core) {
   return std::nullopt;
 }
 
+// The build id check of ReplayInput::check_build_id: "" and *status set, or an error line.
+Result<std::string> CheckBuildId(const CoreFile& core, const std::string& exe_path, const sym::ElfFile& local,
+                                 const std::string& local_path) {
+  const CoreFileMapping* first = nullptr;
+  for (const auto& m : core.mappings())
+    if (m.path == exe_path && m.offset == 0 && (first == nullptr || m.start < first->start)) first = &m;
+  if (first == nullptr) return std::string("not compared: the core lists no mapping of " + exe_path);
+  std::string page(std::min<uint64_t>(4096, first->end - first->start), '\0');
+  if (!core.ReadMemory(first->start, page.data(), page.size()))
+    return std::string("not compared: the core lacks the first page of " + exe_path);
+  auto ids = BuildIdsFromHeaderPage(page);
+  if (!ids.ok()) return std::string("not compared: " + ids.error());
+  if (ids->empty()) return std::string("not compared: no build id note in the core's copy of " + exe_path);
+  BuildIds mine{local.BuildId(), local.GoBuildId()};
+  if (std::string diff = CompareBuildIds(*ids, mine); !diff.empty())
+    return MakeError("build id mismatch: " + diff + " (" + local_path +
+                     " is not the executable that dumped this core)");
+  return std::string("matches (") + (ids->go.empty() ? "GNU build id " + ids->gnu : "Go build id " + ids->go) + ")";
+}
+
 }  // namespace
 
 Result<ReplayResult> Replay(const ReplayInput& in) {
@@ -109,6 +130,12 @@ Result<ReplayResult> Replay(const ReplayInput& in) {
   auto facts = unwinder::AnalyzeGoBinary(**exe, in.executable, exe_local->second);
   if (!facts.ok()) return facts.take_error();
 
+  std::string build_id;
+  if (in.check_build_id) {
+    auto b = CheckBuildId(**core, in.executable, (*exe)->elf(), exe_local->second);
+    if (!b.ok()) return b.take_error();
+    build_id = *b;
+  }
   // The executable's load bias: AT_ENTRY against the ELF entry point (0 for non-PIE).
   uint64_t bias = 0;
   if (auto entry = (*core)->Auxv(kAtEntry)) bias = *entry - (*exe)->elf().entry();
@@ -173,6 +200,7 @@ Result<ReplayResult> Replay(const ReplayInput& in) {
   ReplayResult result;
   result.arch = sym::ArchName((*core)->arch());
   result.go_version = (*facts)->go_version;
+  result.build_id = build_id;
   for (const auto& t : (*core)->threads()) {
     unwind::HostUnwindInput hin;
     hin.info = &info;

@@ -22,6 +22,10 @@ struct ReplayInput {
   std::string executable;  // path as the process saw it (a key of `files`)
   std::set<uint64_t> fault_addresses;
   bool record_reads = false;
+  // Compare the build id of the executable the core mapped (its first page, in the core) with
+  // the local executable's; a mismatch is an error. Cases skip it (their files are the ones
+  // captured); `new` and `analyze` on a user's core do it.
+  bool check_build_id = false;
 };
 
 struct ReplayedThread {
@@ -39,6 +43,7 @@ struct ReplayResult {
   std::string go_version;
   std::vector<ReplayedThread> threads;
   sb_counters counters{};
+  std::string build_id;  // check_build_id: "matches (Go build id X)" or why it was not compared
 };
 
 Result<ReplayResult> Replay(const ReplayInput& in);

@@ -47,6 +47,8 @@ TEST(FuzzRegressionTest, DwarfOffsets) {
   EXPECT_GT(Replay("fuzz_dwarf_offsets", FuzzDwarfOffsets), 0);
 }
 TEST(FuzzRegressionTest, TlsSlot) { EXPECT_GT(Replay("fuzz_tls_slot", FuzzTlsSlot), 0); }
+TEST(FuzzRegressionTest, Decompress) { EXPECT_GT(Replay("fuzz_decompress", FuzzDecompress), 0); }
+TEST(FuzzRegressionTest, BuildIdNote) { EXPECT_GT(Replay("fuzz_build_id_note", FuzzBuildIdNote), 0); }
 
 // The seeds must reach the code they are for, or the fuzzer starts from nothing: the DWARF
 // seeds describe Go 1.19's runtime.g layout, the code seeds load g from fs_base - 8.

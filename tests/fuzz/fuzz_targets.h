@@ -18,5 +18,7 @@ int FuzzAsmOffsets(const uint8_t* data, size_t size);   // unwinder/asm_offsets 
 int FuzzDwarfOffsets(const uint8_t* data, size_t size); // unwinder/dwarf_offsets (libdwarf)
 int FuzzTlsSlot(const uint8_t* data, size_t size);      // unwinder/tls_slot (Zydis)
 int FuzzCodeSites(const uint8_t* data, size_t size);    // exitprobe/code_sites
+int FuzzDecompress(const uint8_t* data, size_t size);   // coredump/decompress, sparse_image
+int FuzzBuildIdNote(const uint8_t* data, size_t size);  // coredump/build_id_note
 
 }  // namespace sb::fuzz

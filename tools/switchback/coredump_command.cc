@@ -1,10 +1,16 @@
 // `switchback coredump new|analyze|check|rebase`: coredump test cases, replayed through the
 // same unwind code as the live sampler.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <optional>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <set>
 #include <memory>
 #include <string>
@@ -14,7 +20,10 @@
 
 #include "base/file_util.h"
 #include "coredump/core_file.h"
+#include "coredump/decompress.h"
 #include "coredump/replay/case_runner.h"
+#include "coredump/replay/junit_report.h"
+#include "coredump/sparse_image.h"
 #include "tools/switchback/commands.h"
 #include "unwinder/process_maps.h"
 
@@ -42,8 +51,71 @@ coredump::NewCaseFile ParseFileArg(const std::string& arg, const std::string& ro
   return f;
 }
 
+// A --core as given: raw cores are read in place; compressed ones (zstd, lz4, xz, by magic:
+// systemd-coredump's core.*.zst included) and standard input ("-") are decompressed into
+// memory, zero pages as holes. path() is what CoreFile opens.
+class CoreInput {
+ public:
+  Status Open(const std::string& arg) {
+    if (arg != "-") {
+      int fd = open(arg.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return MakeError(arg + ": " + std::strerror(errno));
+      char head[8] = {};
+      ssize_t n = read(fd, head, sizeof(head));
+      close(fd);
+      coredump::Compression c = coredump::DetectCompression(std::string_view(head, n > 0 ? n : 0));
+      if (c == coredump::Compression::kNone) {
+        path_ = arg;
+        return Status::Ok();
+      }
+    }
+    auto img = coredump::SparseImage::FromFile(arg);
+    if (!img.ok()) return MakeError(img.error());
+    image_ = std::move(*img);
+    path_ = image_->path();
+    fprintf(stderr, "switchback coredump: %s: %s core, %llu bytes (%llu not zero, held in memory)\n",
+            arg == "-" ? "standard input" : arg.c_str(), coredump::CompressionName(image_->compression()),
+            static_cast<unsigned long long>(image_->stats().size),
+            static_cast<unsigned long long>(image_->stats().stored));
+    return Status::Ok();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<coredump::SparseImage> image_;
+};
+
+// The executable as the core names it: the NT_FILE mapping that holds AT_ENTRY ("" if none).
+std::string ExecutableInCore(const coredump::CoreFile& core) {
+  auto entry = core.Auxv(9);  // AT_ENTRY
+  if (!entry) return "";
+  for (const auto& m : core.mappings())
+    if (*entry >= m.start && *entry < m.end) return m.path;
+  return "";
+}
+
+// --binary when given; else the executable the core's notes name, if this machine has it
+// (replaying a production core on the host that wrote it, systemd-coredump's case).
+Result<std::string> BinaryArg(const std::string& binary, const std::string& core_path) {
+  if (!binary.empty()) return binary;
+  auto core = coredump::CoreFile::Open(core_path);
+  if (!core.ok()) return core.take_error();
+  std::string exe = ExecutableInCore(**core);
+  if (exe.empty())
+    return MakeError("the core names no executable (no NT_FILE mapping of AT_ENTRY" +
+                     ((*core)->ExecutableName().empty() ? std::string(")")
+                                                        : ", process " + (*core)->ExecutableName() + ")") +
+                     ": give --binary");
+  std::error_code ec;
+  if (!fs::is_regular_file(exe, ec)) return MakeError("the core's executable " + exe + " is not on this machine: give --binary");
+  fprintf(stderr, "switchback coredump: executable %s (named by the core)\n", exe.c_str());
+  return exe + "=" + exe;
+}
+
 // Fills in the path the process saw for files given without one: the NT_FILE entry with the
-// same file name, else the local path itself (qemu cores list no files).
+// same file name; for the executable, else the mapping that holds AT_ENTRY (a binary renamed
+// or kept elsewhere); else the local path itself (qemu cores list no files).
 void ResolvePaths(const std::string& core_path, std::vector<coredump::NewCaseFile>* files) {
   auto core = coredump::CoreFile::Open(core_path);
   for (auto& f : *files) {
@@ -51,12 +123,34 @@ void ResolvePaths(const std::string& core_path, std::vector<coredump::NewCaseFil
     f.path = fs::absolute(f.local).string();
     if (!core.ok()) continue;
     std::string base = fs::path(f.local).filename().string();
+    bool found = false;
     for (const auto& m : (*core)->mappings())
       if (fs::path(m.path).filename() == base) {
         f.path = m.path;
+        found = true;
         break;
       }
+    if (!found && f.role == "executable") {
+      std::string exe = ExecutableInCore(**core);
+      if (!exe.empty()) f.path = exe;
+    }
   }
+}
+
+// Replays a core with local files, checking the executable's build id against the core's.
+Result<coredump::ReplayResult> ReplayLocal(const std::string& core_path, const std::vector<coredump::NewCaseFile>& files,
+                                           bool reads) {
+  coredump::ReplayInput in;
+  in.record_reads = reads;
+  in.check_build_id = true;
+  in.core_path = core_path;
+  for (const auto& f : files) {
+    in.files[f.path] = f.local;
+    if (f.role == "executable") in.executable = f.path;
+  }
+  auto r = coredump::Replay(in);
+  if (r.ok()) fprintf(stderr, "switchback coredump: build id %s\n", r->build_id.c_str());
+  return r;
 }
 
 struct NewArgs {
@@ -109,6 +203,7 @@ int RunNew(const NewArgs& a) {
     o.faults.push_back({strtoull(f.substr(0, colon).c_str(), nullptr, 0),
                         static_cast<uint32_t>(strtoul(f.substr(colon + 1).c_str(), nullptr, 10))});
   }
+  CoreInput core_in;  // outlives NewCase: o.core may be its in-memory image
   fs::path tmp = fs::temp_directory_path() / ("sb-case-" + std::to_string(getpid()));
   struct Cleanup {
     fs::path p;
@@ -144,11 +239,17 @@ int RunNew(const NewArgs& a) {
     if (!core.ok()) return Fail("new", core.error());
     o.core = *core;
   } else {
-    if (a.core.empty() || a.binary.empty()) return Fail("new", "give --pid PID, or --core CORE and --binary EXE");
-    o.core = a.core;
-    o.files.push_back(ParseFileArg(a.binary, "executable"));
+    if (a.core.empty()) return Fail("new", "give --pid PID, or --core CORE (and --binary EXE unless the core names it)");
+    if (auto st = core_in.Open(a.core); !st.ok()) return Fail("new", st.error());
+    auto binary = BinaryArg(a.binary, core_in.path());
+    if (!binary.ok()) return Fail("new", binary.error());
+    o.core = core_in.path();
+    o.files.push_back(ParseFileArg(*binary, "executable"));
     for (const auto& l : a.libs) o.files.push_back(ParseFileArg(l, "library"));
-    ResolvePaths(a.core, &o.files);
+    ResolvePaths(o.core, &o.files);
+    // A core replayed with the wrong binary gives wrong frames that look plausible: refuse it
+    // before anything is stored.
+    if (auto r = ReplayLocal(o.core, o.files, false); !r.ok()) return Fail("new", r.error());
   }
   auto path = coredump::NewCase(o);
   if (!path.ok()) return Fail("new", path.error());
@@ -186,18 +287,15 @@ int RunAnalyze(const AnalyzeArgs& a) {
     PrintThreads(*r, a.lwp, a.reads);
     return 0;
   }
-  if (a.core.empty() || a.binary.empty()) return Fail("analyze", "give CASE.json, or --core CORE --binary EXE");
-  std::vector<coredump::NewCaseFile> files{ParseFileArg(a.binary, "executable")};
+  if (a.core.empty()) return Fail("analyze", "give CASE.json, or --core CORE (and --binary EXE unless the core names it)");
+  CoreInput core_in;
+  if (auto st = core_in.Open(a.core); !st.ok()) return Fail("analyze", st.error());
+  auto binary = BinaryArg(a.binary, core_in.path());
+  if (!binary.ok()) return Fail("analyze", binary.error());
+  std::vector<coredump::NewCaseFile> files{ParseFileArg(*binary, "executable")};
   for (const auto& l : a.libs) files.push_back(ParseFileArg(l, "library"));
-  ResolvePaths(a.core, &files);
-  coredump::ReplayInput in;
-  in.record_reads = a.reads;
-  in.core_path = a.core;
-  for (const auto& f : files) {
-    in.files[f.path] = f.local;
-    if (f.role == "executable") in.executable = f.path;
-  }
-  auto r = coredump::Replay(in);
+  ResolvePaths(core_in.path(), &files);
+  auto r = ReplayLocal(core_in.path(), files, a.reads);
   if (!r.ok()) return Fail("analyze", r.error());
   PrintThreads(*r, a.lwp, a.reads);
   return 0;
@@ -206,28 +304,70 @@ int RunAnalyze(const AnalyzeArgs& a) {
 struct CheckArgs {
   std::vector<std::string> targets{"testdata/coredumps"};
   std::string cache = DefaultCache();
+  std::string junit, filter;
   bool verbose = false;
 };
 
+// Exit codes of `check` (documented in --help and the README).
+constexpr int kCheckPassed = 0;
+constexpr int kCheckFailed = 1;   // a case differs from its expectation or cannot be replayed
+constexpr int kCheckHarness = 2;  // the harness could not run: bad arguments, no cases, no report
+
+int CheckHarnessFail(const std::string& msg) {
+  fprintf(stderr, "switchback coredump check: %s\n", msg.c_str());
+  printf("coredump check: harness error: %s\n", msg.c_str());
+  return kCheckHarness;
+}
+
 int RunCheck(const CheckArgs& a) {
-  std::vector<std::string> cases;
-  for (const auto& t : a.targets) {
-    if (fs::is_directory(t)) {
-      auto found = coredump::FindCases(t);
-      cases.insert(cases.end(), found.begin(), found.end());
-    } else {
-      cases.push_back(t);
+  auto t_start = std::chrono::steady_clock::now();
+  std::optional<std::regex> filter;
+  if (!a.filter.empty()) {
+    try {
+      filter.emplace(a.filter, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return CheckHarnessFail("bad --filter " + a.filter + ": " + e.what());
     }
   }
-  if (cases.empty()) return Fail("check", "no cases found");
-  int failed = 0;
+  std::vector<std::string> cases;
+  for (const auto& t : a.targets) {
+    std::error_code ec;
+    if (fs::is_directory(t, ec)) {
+      auto found = coredump::FindCases(t);
+      cases.insert(cases.end(), found.begin(), found.end());
+    } else if (fs::exists(t, ec)) {
+      cases.push_back(t);
+    } else {
+      return CheckHarnessFail("no such case or directory: " + t);
+    }
+  }
+  if (filter) {
+    std::vector<std::string> kept;
+    for (const auto& c : cases)
+      if (std::regex_search(fs::path(c).stem().string(), *filter)) kept.push_back(c);
+    cases.swap(kept);
+  }
+  if (cases.empty()) return CheckHarnessFail(filter ? "no case matches --filter " + a.filter : "no cases found");
+  if (!a.junit.empty())
+    if (auto st = CheckWritable(a.junit); !st.ok()) return CheckHarnessFail(st.error());
+  int failed = 0, errors = 0;
+  std::vector<coredump::JunitCase> junit;
   printf("%-44s %-6s %-10s %7s %9s  %-6s %s\n", "case", "arch", "go", "threads", "replay", "result", "crossed");
   for (const auto& path : cases) {
+    auto t0 = std::chrono::steady_clock::now();
     auto rep = coredump::CheckCase(path, a.cache);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    coredump::JunitCase jc;
+    jc.name = fs::path(path).stem().string();
+    jc.seconds = secs;
     if (!rep.ok()) {
-      printf("%-44s %-6s %-10s %7s %9s  %-6s %s\n", fs::path(path).stem().c_str(), "", "", "", "", "ERROR",
-             rep.error().c_str());
-      failed++;
+      printf("%-44s %-6s %-10s %7s %9s  %-6s %s\n", jc.name.c_str(), "", "", "", "", "ERROR", rep.error().c_str());
+      errors++;
+      jc.classname = "coredump";
+      jc.outcome = coredump::JunitCase::kError;
+      jc.message = rep.error();
+      jc.details = {rep.error()};
+      junit.push_back(std::move(jc));
       continue;
     }
     std::string crossed;
@@ -235,10 +375,24 @@ int RunCheck(const CheckArgs& a) {
     printf("%-44s %-6s %-10s %7zu %7.1fms  %-6s %s\n", rep->name.c_str(), rep->arch.c_str(),
            rep->go_version.c_str(), rep->threads, rep->replay_ms, rep->passed ? "pass" : "FAIL", crossed.c_str());
     for (const auto& d : rep->differences) printf("    %s\n", d.c_str());
-    if (!rep->passed) failed++;
+    jc.classname = "coredump." + rep->arch + "." + rep->go_version;
+    if (!rep->passed) {
+      failed++;
+      jc.outcome = coredump::JunitCase::kFailed;
+      jc.message = rep->differences.front();
+      jc.details = rep->differences;
+    }
+    junit.push_back(std::move(jc));
   }
-  printf("%zu passed, %d failed\n", cases.size() - static_cast<size_t>(failed), failed);
-  return failed ? 1 : 0;
+  double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  size_t passed = cases.size() - static_cast<size_t>(failed + errors);
+  if (!a.junit.empty()) {
+    if (auto st = WriteFileAtomic(a.junit, coredump::JunitXml("switchback.coredump", junit, total)); !st.ok())
+      return CheckHarnessFail(st.error());
+  }
+  printf("coredump check: %zu passed, %d failed, %d errors of %zu cases in %.1f s%s\n", passed, failed, errors,
+         cases.size(), total, a.junit.empty() ? "" : ("; JUnit report " + a.junit).c_str());
+  return failed + errors > 0 ? kCheckFailed : kCheckPassed;
 }
 
 }  // namespace
@@ -253,8 +407,11 @@ void AddCoredumpCommand(CLI::App& app, Runner* run) {
   auto na = std::make_shared<NewArgs>();
   CLI::App* n = cd->add_subcommand("new", "Make a case from a live process (gcore) or an existing core");
   n->add_option("--pid", na->pid, "capture this process with gcore");
-  n->add_option("--core", na->core, "an existing core file (raw or .zst)");
-  n->add_option("--binary", na->binary, "the executable: LOCAL or LOCAL=PATH_IN_CORE");
+  n->add_option("--core", na->core,
+                "an existing core: raw, zstd, lz4 or xz (by magic; systemd-coredump's core.*.zst), or - for stdin");
+  n->add_option("--binary", na->binary,
+                "the executable: LOCAL or LOCAL=PATH_IN_CORE (default: the one the core's NT_FILE names, if here);\n"
+                "its build id must equal the one in the core");
   n->add_option("--lib", na->libs, "a library the core maps: LOCAL or LOCAL=PATH_IN_CORE (repeatable)");
   n->add_option("--name", na->name, "case name (file NAME.json)")->required();
   n->add_option("--dir", na->dir, "case directory (default testdata/coredumps)");
@@ -275,8 +432,10 @@ void AddCoredumpCommand(CLI::App& app, Runner* run) {
   auto aa = std::make_shared<AnalyzeArgs>();
   CLI::App* an = cd->add_subcommand("analyze", "Print every thread's stack of a case or of a core");
   an->add_option("case", aa->target, "CASE.json");
-  an->add_option("--core", aa->core, "a core file instead of a case");
-  an->add_option("--binary", aa->binary, "the executable: LOCAL or LOCAL=PATH_IN_CORE");
+  an->add_option("--core", aa->core, "a core instead of a case: raw, zstd, lz4 or xz (by magic), or - for stdin");
+  an->add_option("--binary", aa->binary,
+                 "the executable: LOCAL or LOCAL=PATH_IN_CORE (default: the one the core names, if here);\n"
+                 "its build id must equal the one in the core");
   an->add_option("--lib", aa->libs, "a library: LOCAL or LOCAL=PATH_IN_CORE (repeatable)");
   an->add_option("--lwp", aa->lwp, "only this thread");
   an->add_flag("--reads", aa->reads, "also print every address the unwinder read (to choose --fault addresses)");
@@ -284,9 +443,16 @@ void AddCoredumpCommand(CLI::App& app, Runner* run) {
   an->callback([aa, run] { *run = [aa] { return RunAnalyze(*aa); }; });
 
   auto ca = std::make_shared<CheckArgs>();
-  CLI::App* ch = cd->add_subcommand("check", "Replay cases and compare every thread with its expected stack");
+  CLI::App* ch = cd->add_subcommand(
+      "check",
+      "Replay cases and compare every thread with its expected stack. Cores are decompressed into\n"
+      "memory (zero pages as holes); binaries are extracted once into --cache as sparse files.\n"
+      "Exit status: 0 every case passed, 1 a case failed or could not be replayed, 2 the harness\n"
+      "could not run (bad arguments, no cases, report not writable). The last line is a summary.");
   ch->add_option("cases", ca->targets, "case files or directories (default testdata/coredumps)");
-  ch->add_option("--cache", ca->cache, "where compressed files are extracted");
+  ch->add_option("--cache", ca->cache, "where binaries are extracted (sparse; ~60 MB for all cases)");
+  ch->add_option("--junit", ca->junit, "also write a JUnit XML report here (one testcase per case)");
+  ch->add_option("--filter", ca->filter, "only cases whose name matches this regular expression (ECMAScript)");
   ch->callback([ca, run] { *run = [ca] { return RunCheck(*ca); }; });
 
   auto ra = std::make_shared<std::vector<std::string>>();
