@@ -377,7 +377,14 @@ Result<CaseReport> CheckCase(const std::string& case_json, const std::string& ca
       std::string b = i < want.frames.size() ? want.frames[i] : "(none)";
       if (a != b) {
         rep.differences.push_back(who + "frame " + std::to_string(i) + ": " + a + ", expected " + b);
-        break;  // the first difference says enough
+        // The first difference says enough; the frames from there on show where the stacks part.
+        auto from = [i](const std::vector<std::string>& v) {
+          std::vector<std::string> out(v.begin() + std::min(i, v.size()), v.begin() + std::min(i + 4, v.size()));
+          return Join(out, " <- ") + (v.size() > i + 4 ? " <- ..." : "");
+        };
+        rep.differences.push_back("  replayed from frame " + std::to_string(i) + ": " + from(t.frames));
+        rep.differences.push_back("  expected from frame " + std::to_string(i) + ": " + from(want.frames));
+        break;
       }
     }
   }

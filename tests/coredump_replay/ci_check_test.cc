@@ -123,6 +123,10 @@ for suite in xml:
   std::regex msg("message lwp \\d+: frame 1: [^\\n]+ in [^\\n]+, expected main\\.deliberatelyBroken\\+0x0 in broken\\.go:1");
   EXPECT_TRUE(std::regex_search(parsed.out, msg)) << parsed.out;
   EXPECT_NE(parsed.out.find("text lwp "), std::string::npos) << parsed.out;
+  // The body shows both stacks from the first differing frame on.
+  EXPECT_NE(parsed.out.find("replayed from frame 1: "), std::string::npos) << parsed.out;
+  EXPECT_NE(parsed.out.find("expected from frame 1: main.deliberatelyBroken+0x0 in broken.go:1 <- "), std::string::npos)
+      << parsed.out;
 }
 
 TEST_F(JunitReport, FilterAndExitCodes) {

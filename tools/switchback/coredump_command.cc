@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -351,6 +352,7 @@ int RunCheck(const CheckArgs& a) {
   if (!a.junit.empty())
     if (auto st = CheckWritable(a.junit); !st.ok()) return CheckHarnessFail(st.error());
   int failed = 0, errors = 0;
+  uint64_t largest_core = 0;  // the non-zero part of the largest core, held in memory while replayed
   std::vector<coredump::JunitCase> junit;
   printf("%-44s %-6s %-10s %7s %9s  %-6s %s\n", "case", "arch", "go", "threads", "replay", "result", "crossed");
   for (const auto& path : cases) {
@@ -370,6 +372,7 @@ int RunCheck(const CheckArgs& a) {
       junit.push_back(std::move(jc));
       continue;
     }
+    largest_core = std::max(largest_core, rep->core_stored_bytes);
     std::string crossed;
     for (const auto& c : rep->crossed) crossed += (crossed.empty() ? "" : ",") + c;
     printf("%-44s %-6s %-10s %7zu %7.1fms  %-6s %s\n", rep->name.c_str(), rep->arch.c_str(),
@@ -390,8 +393,9 @@ int RunCheck(const CheckArgs& a) {
     if (auto st = WriteFileAtomic(a.junit, coredump::JunitXml("switchback.coredump", junit, total)); !st.ok())
       return CheckHarnessFail(st.error());
   }
-  printf("coredump check: %zu passed, %d failed, %d errors of %zu cases in %.1f s%s\n", passed, failed, errors,
-         cases.size(), total, a.junit.empty() ? "" : ("; JUnit report " + a.junit).c_str());
+  printf("coredump check: %zu passed, %d failed, %d errors of %zu cases in %.1f s (largest core in memory %.1f MB)%s\n",
+         passed, failed, errors, cases.size(), total, static_cast<double>(largest_core) / 1e6,
+         a.junit.empty() ? "" : ("; JUnit report " + a.junit).c_str());
   return failed + errors > 0 ? kCheckFailed : kCheckPassed;
 }
 
