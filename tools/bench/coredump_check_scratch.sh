@@ -25,30 +25,33 @@ run() {
               END {printf "%.2f %.2f %d\n", w, u+s, r}' "$out"
 }
 
-measure() {  # NAME BIN
-  local name=$1 bin=$2 cold=() warm=() c
-  mkdir -p "$WORK/tmp"
-  for i in $(seq "$REPEAT"); do
-    c="$WORK/cache-$name"
-    rm -rf "$c"
-    cold+=("$(run "$bin" "$c")")
-    warm+=("$(run "$bin" "$c")")
+# Runs are interleaved (before cold, after cold, before warm, after warm, repeated) so that both
+# binaries see the same machine load.
+echo "coredump check of $(ls "$CASES"/*.json | wc -l) cases, medians of $REPEAT runs, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A RUNS
+NAMES=()
+[ -n "$BEFORE" ] && NAMES+=(before) && BIN_before=$BEFORE
+NAMES+=(after) && BIN_after=$AFTER
+mkdir -p "$WORK/tmp"
+for i in $(seq "$REPEAT"); do
+  for name in "${NAMES[@]}"; do rm -rf "$WORK/cache-$name"; done
+  for kind in cold warm; do
+    for name in "${NAMES[@]}"; do
+      bin_var=BIN_$name
+      RUNS[$name.$kind]+="$(run "${!bin_var}" "$WORK/cache-$name")"$'\n'
+    done
   done
-  local disk apparent
+done
+for name in "${NAMES[@]}"; do
+  c="$WORK/cache-$name"
   disk=$(du -s --block-size=1 "$c" | cut -f1)
   apparent=$(du -s --apparent-size --block-size=1 "$c" | cut -f1)
-  rm -rf "$c" "$WORK/tmp"
   for kind in cold warm; do
-    local -n arr=$kind
+    rows=$(printf '%s' "${RUNS[$name.$kind]}" | sed '/^$/d')
     printf '%-7s %-5s wall %6.2f s  cpu %6.2f s  peak RSS %5d MB  scratch %5d MB on disk (%d MB apparent)\n' \
       "$name" "$kind" \
-      "$(printf '%s\n' "${arr[@]}" | cut -d' ' -f1 | median)" \
-      "$(printf '%s\n' "${arr[@]}" | cut -d' ' -f2 | median)" \
-      "$(( $(printf '%s\n' "${arr[@]}" | cut -d' ' -f3 | median | cut -d. -f1) / 1024 ))" \
-      "$((disk >> 20))" "$((apparent >> 20))"
+      "$(cut -d' ' -f1 <<<"$rows" | median)" "$(cut -d' ' -f2 <<<"$rows" | median)" \
+      "$(( $(cut -d' ' -f3 <<<"$rows" | median | cut -d. -f1) / 1024 ))" "$((disk >> 20))" "$((apparent >> 20))"
   done
-}
-
-echo "coredump check of $(ls "$CASES"/*.json | wc -l) cases, medians of $REPEAT runs, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
-[ -n "$BEFORE" ] && measure before "$BEFORE"
-measure after "$AFTER"
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
