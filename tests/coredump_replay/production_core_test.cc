@@ -150,6 +150,16 @@ TEST_F(KernelCore, Lz4OnStandardInputAndXz) {
   ASSERT_EQ(a.status, 0) << a.out;
   EXPECT_NE(ReadFile(err2).value().find("xz core"), std::string::npos) << ReadFile(err2).value();
   EXPECT_EQ(a.out, lz4.out) << "the same core read two ways gives different stacks";
+  // `new` takes a piped core too (coredumpctl dump PID | switchback coredump new --core - ...).
+  std::string cases = *dir_ + "/piped";
+  auto made = test::RunCommand("zstd -q -c " + test::Quote(*core_) + " | " + Sb() + " coredump new --core - --binary " +
+                               test::Quote(SB_DEMO) + " --name piped --dir " + test::Quote(cases));
+  ASSERT_EQ(made.status, 0) << made.out;
+  auto check = test::RunCommand(Sb() + " coredump check " + test::Quote(cases + "/piped.json"));
+  EXPECT_EQ(check.status, 0) << check.out;
+  auto json = ReadFile(cases + "/piped.json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_NE(json->find("\"main.spin"), std::string::npos) << "piped.json expects no main.spin frame: " << *json;
 }
 
 TEST_F(KernelCore, BuildIdMismatchIsTheDocumentedError) {
