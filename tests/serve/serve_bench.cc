@@ -87,8 +87,9 @@ int Outage(const std::string& window, int processes, int window_seconds, int out
   for (int w = 0; w < windows; w++) {
     for (int i = 0; i < processes; i++) {
       WindowToPush win;
-      win.profile_path = dir + "/w.pb.gz";
-      std::filesystem::copy_file(window, win.profile_path, std::filesystem::copy_options::overwrite_existing);
+      // Each window its own file, as the agent writes them (the spool hard-links it).
+      win.profile_path = dir + "/w" + std::to_string(w * processes + i) + ".pb.gz";
+      std::filesystem::copy_file(window, win.profile_path, std::filesystem::copy_options::none);
       win.pid = 1000 + i;
       win.exe = "/srv/app" + std::to_string(i);
       win.labels = {{"pid", std::to_string(win.pid)}};
