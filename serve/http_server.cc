@@ -256,6 +256,9 @@ Result<std::unique_ptr<Server>> Server::Start(ProfileSource* source, ServerOptio
     s->port = s->opt.listen.port;
   }
   s->thread = std::thread([s] { s->http.listen_after_bind(); });
+  // httplib's stop() does nothing until the listening thread has marked itself running (it
+  // would then block in accept() for good): wait for that before anyone can call Stop().
+  for (int i = 0; i < 5000 && !s->http.is_running(); i++) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ListenAddress actual = s->opt.listen;
   actual.port = s->port;
   s->Log("serve: listening on http://" + actual.ToString() + " (/debug/pprof/, /debug/pprof/profile, /metrics)" +

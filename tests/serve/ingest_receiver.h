@@ -31,6 +31,7 @@ class IngestReceiver {
     http_.Post("/ingest", [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); });
     port_ = http_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { http_.listen_after_bind(); });
+    while (!http_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // else stop() is lost
   }
   ~IngestReceiver() {
     mode_ = kOk;
