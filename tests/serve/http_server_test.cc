@@ -4,10 +4,6 @@
 #include "serve/http_server.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <future>
@@ -17,6 +13,7 @@
 #include "base/file_util.h"
 #include "tests/common/shell_util.h"
 #include "tests/serve/fake_source.h"
+#include "tests/serve/prometheus_runner.h"
 
 namespace sb::serve {
 namespace {
@@ -219,51 +216,13 @@ TEST_F(HttpServerTest, MetricsPassPromtool) {
   EXPECT_EQ(r.out, "");
 }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 // A real Prometheus server scrapes us every second; its query API sees the counter grow.
 TEST_F(HttpServerTest, PrometheusScrapes) {
   if (RunCommand("command -v prometheus").status != 0) GTEST_SKIP() << "prometheus is not installed";
-  int port = FreePort();
-  std::string cfg = dir_ + "/prometheus.yml";
-  ASSERT_TRUE(WriteFileAtomic(cfg, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                                   "scrape_configs:\n  - job_name: switchback\n    static_configs:\n"
-                                   "      - targets: ['127.0.0.1:" + std::to_string(server_->port()) + "']\n").ok());
-  std::string pidfile = dir_ + "/prom.pid";
-  auto r = RunCommand("prometheus --config.file=" + Quote(cfg) + " --storage.tsdb.path=" + Quote(dir_ + "/data") +
-                      " --web.listen-address=127.0.0.1:" + std::to_string(port) + " > " + Quote(dir_ + "/prom.log") +
-                      " 2>&1 & echo $! > " + Quote(pidfile));
-  ASSERT_EQ(r.status, 0);
-  pid_t prom = std::atoi(ReadFile(pidfile).value().c_str());
-  ASSERT_GT(prom, 0);
-  std::vector<double> values;
-  std::string last;
-  for (int i = 0; i < 90 && values.size() < 2; i++) {
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    auto q = RunCommand("curl -sS 'http://127.0.0.1:" + std::to_string(port) +
-                            "/api/v1/query?query=switchback_samples_total%7Breason%3D%22root%22%7D'", false);
-    last = q.out;
-    auto j = nlohmann::json::parse(q.out, nullptr, false);
-    if (j.is_discarded() || j["status"] != "success" || j["data"]["result"].empty()) continue;
-    double v = std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
-    if (values.empty() || v != values.back()) values.push_back(v);
-  }
-  kill(prom, SIGTERM);
-  for (int i = 0; i < 100 && kill(prom, 0) == 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  if (kill(prom, 0) == 0) kill(prom, SIGKILL);
-  ASSERT_EQ(values.size(), 2u) << "last answer: " << last << "\n" << (ReadFile(dir_ + "/prom.log").ok() ? *ReadFile(dir_ + "/prom.log") : std::string());
-  EXPECT_GT(values[1], values[0]);
-  EXPECT_GE(values[0], 1000);
+  auto run = testing::ScrapeWithPrometheus(server_->port(), dir_, "switchback_samples_total%7Breason%3D%22root%22%7D", 2, 90);
+  ASSERT_EQ(run.values.size(), 2u) << "last answer: " << run.last_answer << "\n" << run.log;
+  EXPECT_GT(run.values[1], run.values[0]);
+  EXPECT_GE(run.values[0], 1000);
 }
 
 }  // namespace
