@@ -130,7 +130,7 @@ Status CheckPushOptions(const PushOptions& o) {
   auto ep = IngestEndpoint(o.url);
   if (!ep.ok()) return ep.take_error();
   if (o.spool_dir.empty()) return MakeError("--push needs a spool directory");
-  if (o.spool_max_bytes < 1024) return MakeError("--spool-max-bytes must be at least 1024");
+  if (o.spool_max_bytes < 1024) return MakeError("--spool-max must be at least 1KiB");
   if (!o.token_file.empty()) {
     auto t = ReadFile(o.token_file);
     if (!t.ok()) return MakeError("--token-file: " + t.error());
