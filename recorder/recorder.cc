@@ -83,6 +83,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   so.all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
   so.on_warning = opts.on_warning;
+  so.cache = &cache;  // the binaries the check loaded are not loaded again
   auto session = SamplingSession::Open(so);
   if (!session.ok()) return session.take_error();
   SamplingSession& sess = **session;

@@ -47,7 +47,7 @@ Result<std::unique_ptr<SamplingSession>> SamplingSession::Open(const SessionOpti
   auto sampler = unwinder::BpfSampler::Open(so);
   if (!sampler.ok()) return sampler.take_error();
   s->sampler_ = std::move(*sampler);
-  s->tracker_ = std::make_unique<ProcessTracker>(&s->cache_, s->sampler_.get());
+  s->tracker_ = std::make_unique<ProcessTracker>(opts.cache ? opts.cache : &s->own_cache_, s->sampler_.get());
   return s;
 }
 

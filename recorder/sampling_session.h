@@ -27,6 +27,8 @@ struct SessionOptions {
   std::function<bool(uint32_t pid)> want;
   std::function<void(const std::string&)> on_warning;  // one line
   std::function<void(const TrackedProcess&)> on_followed;
+  // Binaries already loaded (by a check before the session, as `record` does); null: its own.
+  sym::BinaryCache* cache = nullptr;
 };
 
 class SamplingSession {
@@ -61,7 +63,7 @@ class SamplingSession {
   void Consider(uint32_t pid);
 
   SessionOptions opts_;
-  sym::BinaryCache cache_;
+  sym::BinaryCache own_cache_;
   std::unique_ptr<unwinder::BpfSampler> sampler_;
   std::unique_ptr<ProcessTracker> tracker_;
   // Not Go, not wanted, or gone: not looked at again while that process lives (keyed by pid

@@ -22,12 +22,15 @@ A2=$!
 sleep $(( WINDOWS * 60 + 20 ))
 kill -TERM $A1 $A2; wait $A1 $A2 || true
 python3 - "$D" <<'PY'
-import glob, os, statistics, sys
+import json, os, statistics, sys
 d = sys.argv[1]
 for name in ("plain", "goid"):
-    # Whole 60 s windows only (the last one, cut short by SIGTERM, is smaller).
-    files = sorted(glob.glob(os.path.join(d, name, "*", "*.pb.gz")))[:-1]
-    sizes = [os.path.getsize(f) for f in files]
-    print("%-5s %d window(s) of 60 s: median %.1f KB (%s)" % (
-        name, len(sizes), statistics.median(sizes) / 1024 if sizes else 0, ", ".join(str(s) for s in sizes)))
+    # Whole windows only (the last one, cut short by SIGTERM, is smaller).
+    entries = [json.loads(l) for l in open(os.path.join(d, name, "index.jsonl"))]
+    entries = [e for e in entries if e["duration_ns"] > 55e9]
+    sizes = [os.path.getsize(os.path.join(d, name, e["path"])) for e in entries]
+    samples = [e["samples"] for e in entries]
+    print("%-5s %d window(s) of 60 s: median %.1f KB, median %d samples (sizes %s)" % (
+        name, len(sizes), statistics.median(sizes) / 1024 if sizes else 0,
+        statistics.median(samples) if samples else 0, ", ".join(str(s) for s in sizes)))
 PY
