@@ -277,6 +277,43 @@ TEST_F(AgentCliTest, SigkillLeavesWholeFilesRestartGoesOnRetentionDeletesOldest)
   EXPECT_NE(Slurp(dir_ / "agent3.stderr").find("retention: deleted"), std::string::npos);
 }
 
+// A full disk: the window's file is logged as not written, and the agent goes on and writes
+// the next windows once there is room again. The disk is a 1 MiB tmpfs mounted on the test's
+// own directory (unmounted at the end).
+TEST_F(AgentCliTest, FullDiskSkipsTheWindowAndGoesOn) {
+  fs::path mnt = dir_ / "small";
+  fs::create_directories(mnt);
+  RunResult m = RunCommand({"/bin/mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt.string()}, dir_, "mount",
+                           seconds(30));
+  if (!m.exited_ok()) GTEST_SKIP() << "cannot mount a tmpfs: " << Describe(m);
+  struct Unmount {
+    fs::path p, d;
+    ~Unmount() { RunCommand({"/bin/umount", p.string()}, d, "umount", seconds(30)); }
+  } unmount{mnt, dir_};
+  data_ = mnt / "data";
+  auto a = StartDemo("a");
+  auto agent = StartAgent({"--pid", std::to_string(a->pid())}, "agent");
+  ASSERT_TRUE(WaitLog("agent", "wrote ", seconds(30)));
+  // Fill it up: the next window's file cannot be written.
+  { std::ofstream(mnt / "filler") << std::string(1 << 20, 'x'); }
+  ASSERT_TRUE(WaitLog("agent", "not written", seconds(30))) << Slurp(dir_ / "agent.stderr");
+  EXPECT_NE(Slurp(dir_ / "agent.stderr").find("No space left on device"), std::string::npos);
+  size_t before = agent::ListWindows(data_.string()).size();
+  fs::remove(mnt / "filler");
+  auto deadline = Clock::now() + seconds(30);
+  while (Clock::now() < deadline && agent::ListWindows(data_.string()).size() <= before)
+    std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_GT(agent::ListWindows(data_.string()).size(), before) << "no window written after the disk had room again";
+  EXPECT_TRUE(agent->running()) << "the agent stopped on a full disk";
+  agent->Signal(SIGTERM);
+  EXPECT_TRUE(agent->Wait(seconds(60)).exited_ok());
+  for (const auto& w : agent::ListWindows(data_.string())) {
+    std::string err;
+    EXPECT_TRUE(LoadPprof(data_ / w.rel_path, &err)) << err;
+  }
+  ExpectNoTemporaries(data_);
+}
+
 // Samples /proc/PID/status VmRSS in kB.
 long RssKb(pid_t pid) {
   std::string s = Slurp("/proc/" + std::to_string(pid) + "/status");
