@@ -3,7 +3,7 @@
 # niced) plus one new short-lived one (2 s) every second, for SECONDS (default 3600), with
 # 60 s windows and --max-disk MAX (default 512KiB, reached in about 15 minutes). Every minute
 # it samples the agent's RSS, open fds, the pids in its BPF process map (all must be alive)
-# and the size of its directory, and prints one CSV line; at the end, the ranges.
+# and the bytes of its files, and prints one CSV line; at the end, the ranges.
 # Usage: tools/soak/agent_churn_soak.sh [BUILD_DIR] [SECONDS] [OUT_DIR] [MAX]    (root)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,7 +48,9 @@ while (( $(date +%s) - start < SECS )); do
     rss=$(awk '/VmRSS/ {print $2}' /proc/$A/status)
     fds=$(ls /proc/$A/fd | wc -l)
     read -r ent dead < <(map_pids)
-    bytes=$(du -sb "$D/data" | cut -f1)
+    # What --max-disk bounds: the files (du would add the day folder's own size, which ext4
+    # never shrinks after many entries).
+    bytes=$(find "$D/data" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
     followed=$(grep -c "following process" "$D/agent.log" || true)
     echo "$(( ($(date +%s) - start) / 60 )),$rss,$fds,$ent,$dead,$bytes,$followed" | tee -a "$D/soak.csv"
   fi
