@@ -101,19 +101,19 @@ struct Agent::Impl {
   }
 
   void OnSample(const sb_sample& s) {
-    auto [it, fresh] = window.try_emplace(s.pid, opts.goroutine_labels);
-    it->second.Add(s);
     bool whole = unwind::StopIsWhole(s.stop_reason);
     std::string exe;
     {
       std::lock_guard<std::mutex> l(state_mu);
       auto f = followed.find(s.pid);
-      if (f != followed.end()) {
-        f->second.samples++;
-        if (whole) f->second.whole_samples++;
-        if (active_captures.load() > 0) exe = f->second.exe;
-      }
+      // A sample still in the ring buffer of a process already forgotten has nothing to
+      // symbolize it with.
+      if (f == followed.end()) return;
+      f->second.samples++;
+      if (whole) f->second.whole_samples++;
+      if (active_captures.load() > 0) exe = f->second.exe;
     }
+    window.try_emplace(s.pid, opts.goroutine_labels).first->second.Add(s);
     if (active_captures.load() == 0) return;
     std::lock_guard<std::mutex> l(cap_mu);
     for (CaptureSub* c : captures) {
