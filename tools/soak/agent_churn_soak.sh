@@ -38,7 +38,7 @@ print(len(pids), sum(1 for p in pids if not os.path.exists("/proc/%d" % p)))'
   done
   echo "? ?"
 }
-echo "minute,rss_kb,fds,map_entries,map_dead,dir_bytes,followed_total" | tee "$D/soak.csv"
+echo "minute,rss_kb,rss_anon_kb,fds,map_entries,map_dead,dir_bytes,followed_total" | tee "$D/soak.csv"
 start=$(date +%s); next=$start
 while (( $(date +%s) - start < SECS )); do
   nice -n 19 "$W" -mode=spin -duration=2s >/dev/null 2>&1 &
@@ -46,13 +46,14 @@ while (( $(date +%s) - start < SECS )); do
   if (( $(date +%s) >= next )); then
     next=$((next + 60))
     rss=$(awk '/VmRSS/ {print $2}' /proc/$A/status)
+    anon=$(awk '/RssAnon/ {print $2}' /proc/$A/status)  # the heap; the rest is mapped files
     fds=$(ls /proc/$A/fd | wc -l)
     read -r ent dead < <(map_pids)
     # What --max-disk bounds: the files (du would add the day folder's own size, which ext4
     # never shrinks after many entries).
     bytes=$(find "$D/data" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
     followed=$(grep -c "following process" "$D/agent.log" || true)
-    echo "$(( ($(date +%s) - start) / 60 )),$rss,$fds,$ent,$dead,$bytes,$followed" | tee -a "$D/soak.csv"
+    echo "$(( ($(date +%s) - start) / 60 )),$rss,$anon,$fds,$ent,$dead,$bytes,$followed" | tee -a "$D/soak.csv"
   fi
 done
 kill -TERM "$A"; wait "$A" || true; A=
@@ -61,8 +62,8 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))[1:]  # minute 0 is the start-up
 if not rows: sys.exit("no samples")
 def rng(k): v = [int(r[k]) for r in rows if r[k].isdigit()]; return "%d..%d" % (min(v), max(v)) if v else "?"
-print("after minute 1: rss_kb %s, fds %s, map entries %s, dead pids in map %s (exited < 0.5 s before), "
-      "dir bytes %s (--max-disk %s)" % (rng("rss_kb"), rng("fds"), rng("map_entries"), rng("map_dead"),
+print("after minute 1: rss_kb %s (anon %s), fds %s, map entries %s, dead pids in map %s (exited < 0.5 s before), "
+      "dir bytes %s (--max-disk %s)" % (rng("rss_kb"), rng("rss_anon_kb"), rng("fds"), rng("map_entries"), rng("map_dead"),
                                         rng("dir_bytes"), sys.argv[2]))
 PY
 echo "soak output: $D"
