@@ -166,7 +166,21 @@ TEST_F(AgentCliTest, WindowsLabelsLateAndExitingProcessesMergeAndSigterm) {
     }
   }
   EXPECT_EQ(files, index.size());
-  // The window files add up to the agent's own counts in its log lines.
+  // Each file holds the samples the agent counted for it (its "wrote PATH (N samples" line).
+  size_t logged = 0;
+  for (size_t at = 0; (at = log.find("wrote ", at)) != std::string::npos; at += 6) {
+    size_t sp = log.find(" (", at);
+    std::string path = log.substr(at + 6, sp - at - 6);
+    uint64_t n = std::stoull(log.substr(sp + 2));
+    std::string rel = fs::relative(path, fs::absolute(data_).lexically_normal()).string();
+    ASSERT_TRUE(by_path.count(rel)) << path;
+    std::string err;
+    auto p = LoadPprof(path, &err);
+    ASSERT_TRUE(p) << err;
+    EXPECT_EQ(static_cast<uint64_t>(Samples(*p)), n) << path;
+    logged++;
+  }
+  EXPECT_EQ(logged, files);
   RunResult top = RunCommand({kGo, "tool", "pprof", "-top", (data_ / by_pid[pa][1].rel_path).string()}, dir_,
                              "pprof-top", seconds(120));
   EXPECT_TRUE(top.exited_ok()) << Describe(top);
