@@ -18,6 +18,8 @@ int FuzzAsmOffsets(const uint8_t* data, size_t size);   // unwinder/asm_offsets 
 int FuzzDwarfOffsets(const uint8_t* data, size_t size); // unwinder/dwarf_offsets (libdwarf)
 int FuzzTlsSlot(const uint8_t* data, size_t size);      // unwinder/tls_slot (Zydis)
 int FuzzCodeSites(const uint8_t* data, size_t size);    // exitprobe/code_sites
+int FuzzProcCgroup(const uint8_t* data, size_t size);   // agent/cgroup_info
+int FuzzIndexLine(const uint8_t* data, size_t size);    // agent/window_index
 int FuzzServeQuery(const uint8_t* data, size_t size);   // serve/ query, --listen, spool .json
 
 }  // namespace sb::fuzz
