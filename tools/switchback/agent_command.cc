@@ -9,6 +9,7 @@
 
 #include "agent/agent.h"
 #include "agent/retention.h"
+#include "tools/switchback/agent_serve.h"
 #include "tools/switchback/commands.h"
 
 namespace sb::cli {
@@ -30,6 +31,7 @@ struct AgentArgs {
   std::string keep;
   std::string max_disk;
   std::string host;
+  ServeFlags serve;  // --listen, --push and their options
 };
 
 int Fail(const std::string& msg) {
@@ -69,9 +71,17 @@ int RunAgent(const AgentArgs& a) {
     o.retention.max_disk = *m;
   }
   o.host = a.host;
+  // The listener and the push spool first: a bad flag or a port in use fails before the
+  // sampler loads.
+  auto serving = AgentServing::Start(a.serve, a.dir);
+  if (!serving.ok()) return Fail(serving.error());
+  o.on_window_written = (*serving)->WindowHook();
   auto ag = agent::Agent::Open(o);
   if (!ag.ok()) return Fail(ag.error());
-  if (auto st = (*ag)->Run(&g_agent_stop); !st.ok()) return Fail(st.error());
+  (*serving)->Attach(ag->get());
+  Status st = (*ag)->Run(&g_agent_stop);
+  (*serving)->Stop();  // before the agent goes: no request reaches it afterwards
+  if (!st.ok()) return Fail(st.error());
   return 0;
 }
 
@@ -110,6 +120,7 @@ void AddAgentCommand(CLI::App& app, Runner* run) {
   cmd->add_option("--max-disk", args->max_disk,
                   "delete the oldest windows while DIR holds more than this (e.g. 1GiB, 500MiB)");
   cmd->add_option("--host", args->host, "the host label (default: the host name)");
+  AddServeFlags(cmd, &args->serve);
   cmd->callback([args, run] { *run = [args] { return RunAgent(*args); }; });
 }
 
