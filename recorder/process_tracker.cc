@@ -176,6 +176,13 @@ bool ProcessTracker::RefreshMaps(uint32_t pid) {
   return true;
 }
 
+void ProcessTracker::Forget(uint32_t pid) {
+  auto it = procs_.find(pid);
+  if (it == procs_.end()) return;
+  if (!it->second.exited && sampler_ != nullptr) sampler_->UntrackProcess(pid);
+  procs_.erase(it);
+}
+
 size_t ProcessTracker::CheckAlive() {
   size_t alive = 0;
   for (auto& [pid, p] : procs_) {

@@ -50,6 +50,9 @@ class ProcessTracker {
   bool RefreshMaps(uint32_t pid);
   // Marks processes that no longer exist; returns how many are still alive.
   size_t CheckAlive();
+  // Drops PID (removing it from the sampler if it still runs): a long-running session forgets
+  // processes whose samples it has written, so processes coming and going do not make it grow.
+  void Forget(uint32_t pid);
   const std::map<uint32_t, TrackedProcess>& processes() const { return procs_; }
 
   // Loads the file behind mapping M the way the process saw it: through /proc/PID/root while

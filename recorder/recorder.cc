@@ -9,6 +9,7 @@
 #include "ebpf/unwind/host_unwind.h"
 #include "recorder/process_tracker.h"
 #include "recorder/sample_aggregator.h"
+#include "recorder/sampling_session.h"
 #include "recorder/stack_symbolizer.h"
 #include "unwinder/bpf_sampler.h"
 
@@ -16,19 +17,6 @@ namespace sb::recorder {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::vector<uint32_t> AllPids() {
-  std::vector<uint32_t> pids;
-  DIR* d = opendir("/proc");
-  if (!d) return pids;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    unsigned long v = strtoul(e->d_name, &end, 10);
-    if (end && *end == '\0' && v > 0) pids.push_back(static_cast<uint32_t>(v));
-  }
-  closedir(d);
-  return pids;
-}
 
 RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& tracker,
                          const unwinder::BpfSampler& sampler, double elapsed, int freq) {
@@ -90,51 +78,29 @@ Result<RecordResult> Record(const RecordOptions& opts) {
       if (auto r = probe.Track(pid, /*require_go=*/true); !r.ok()) return r.take_error();
   }
 
-  unwinder::SamplerOptions so;
+  SessionOptions so;
   so.frequency_hz = opts.frequency_hz;
-  so.track_all = opts.all;
+  so.all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
-  auto sampler = unwinder::BpfSampler::Open(so);
-  if (!sampler.ok()) return sampler.take_error();
-
-  ProcessTracker tracker(&cache, sampler->get());
-  auto track = [&](uint32_t pid) -> Status {
-    auto r = tracker.Track(pid, true);
-    if (!r.ok()) return MakeError(r.error());
-    if (opts.on_warning)
-      for (const std::string& w : (*r)->warnings) opts.on_warning(w);
-    return Status::Ok();
-  };
+  so.on_warning = opts.on_warning;
+  so.cache = &cache;  // the binaries the check loaded are not loaded again
+  auto session = SamplingSession::Open(so);
+  if (!session.ok()) return session.take_error();
+  SamplingSession& sess = **session;
+  ProcessTracker& tracker = sess.tracker();
   auto stopping = [&] { return opts.stop && opts.stop->load(); };
   for (uint32_t pid : opts.pids)
-    if (auto st = track(pid); !st.ok()) return MakeError(st.error());
-  std::set<uint32_t> ignored;  // not Go, or gone: never looked at again
-  auto consider = [&](uint32_t pid) {
-    if (pid == static_cast<uint32_t>(getpid()) || ignored.count(pid) || tracker.Find(pid)) return;
-    if (!track(pid).ok()) ignored.insert(pid);
-  };
+    if (auto st = sess.Follow(pid); !st.ok()) return MakeError(st.error());
   SampleAggregator agg;
   auto on_sample = [&](const sb_sample& s) { agg.Add(s); };
-  auto on_new = [&](uint32_t pid) {
-    if (opts.all) consider(pid);
-  };
-  if (opts.all) {
-    // The scan of a busy host takes seconds: keep draining the ring buffers meanwhile, so a
-    // process that starts during the scan is followed at its first sample (not only after the
-    // scan, when it may be gone) and samples of processes already followed are kept.
-    for (uint32_t pid : AllPids()) {
-      if (stopping()) break;  // Ctrl-C while attaching: finish with what we have
-      consider(pid);
-      sampler.value()->Poll(0, on_sample, on_new);
-    }
-  }
+  sess.Scan(on_sample, opts.stop);
 
   if (opts.on_started) opts.on_started();
   auto start = Clock::now();
   auto last_status = start;
   auto last_alive = start;
   for (;;) {
-    sampler.value()->Poll(100, on_sample, on_new);
+    sess.Poll(100, on_sample);
     auto now = Clock::now();
     double elapsed = std::chrono::duration<double>(now - start).count();
     if (stopping()) break;
@@ -146,18 +112,18 @@ Result<RecordResult> Record(const RecordOptions& opts) {
     }
     if (opts.on_status && now - last_status > std::chrono::milliseconds(250)) {
       last_status = now;
-      LiveStatus ls{elapsed, agg.total(), sampler.value()->Counters().lost, tracker.processes().size()};
+      LiveStatus ls{elapsed, agg.total(), sess.sampler().Counters().lost, tracker.processes().size()};
       opts.on_status(ls);
     }
   }
   // Drain what is still in the ring buffer.
-  while (sampler.value()->Poll(0, on_sample, on_new) > 0) {
+  while (sess.Poll(0, on_sample) > 0) {
   }
   double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   tracker.CheckAlive();
 
   RecordResult result;
-  result.stats = CollectStats(agg, tracker, *sampler.value(), elapsed, opts.frequency_hz);
+  result.stats = CollectStats(agg, tracker, sess.sampler(), elapsed, opts.frequency_hz);
   SymbolizeOptions sopt;
   sopt.period_nanos = 1000000000LL / opts.frequency_hz;
   result.profile = SymbolizeStacks(agg, tracker, sopt);

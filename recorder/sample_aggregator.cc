@@ -8,7 +8,7 @@ void SampleAggregator::Add(const sb_sample& s) {
   StackKey k;
   k.pid = s.pid;
   k.tid = s.tid;
-  k.goid = (s.flags & SB_SAMPLE_HAS_GOID) ? s.goid : 0;
+  k.goid = (keep_goid_ && (s.flags & SB_SAMPLE_HAS_GOID)) ? s.goid : 0;
   k.stop_reason = s.stop_reason;
   k.crossed = s.crossed;
   k.exact[0] = s.exact[0];

@@ -25,6 +25,9 @@ struct StackKey {
 
 class SampleAggregator {
  public:
+  // keep_goid false: samples differing only in their goroutine are one stack (the agent's
+  // default, since over a long window the goroutine id makes nearly every sample unique).
+  explicit SampleAggregator(bool keep_goid = true) : keep_goid_(keep_goid) {}
   void Add(const sb_sample& s);
   const std::map<StackKey, uint64_t>& stacks() const { return stacks_; }
   uint64_t total() const { return total_; }
@@ -34,6 +37,7 @@ class SampleAggregator {
   std::map<StackKey, uint64_t> stacks_;
   std::map<uint32_t, uint64_t> per_pid_;
   uint64_t total_ = 0;
+  bool keep_goid_ = true;
 };
 
 }  // namespace sb::recorder

@@ -23,6 +23,7 @@ pkgs=(
   prometheus                                    # a real Prometheus server scrapes the agent in tests
   liblz4-dev liblzma-dev lz4 xz-utils zstd      # compressed production cores (zstd, lz4, xz)
   python3-junitparser                           # a real JUnit consumer reads check --junit in tests
+  systemd                                       # systemd-analyze verify checks the agent unit
 )
 # npm fetches the real Go 1.27 test binaries (lefthook); the machine image may carry its own
 # Node.js with npm, which Debian's npm package would conflict with.

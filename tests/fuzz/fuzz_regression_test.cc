@@ -40,6 +40,8 @@ TEST(FuzzRegressionTest, BuildInfo) { EXPECT_GT(Replay("fuzz_buildinfo", FuzzBui
 TEST(FuzzRegressionTest, PprofReader) {
   EXPECT_GT(Replay("fuzz_pprof_reader", FuzzPprofReader), 0);
 }
+TEST(FuzzRegressionTest, ProcCgroup) { EXPECT_GT(Replay("fuzz_proc_cgroup", FuzzProcCgroup), 0); }
+TEST(FuzzRegressionTest, IndexLine) { EXPECT_GT(Replay("fuzz_index_line", FuzzIndexLine), 0); }
 TEST(FuzzRegressionTest, CoreFile) { EXPECT_GT(Replay("fuzz_core_file", FuzzCoreFile), 0); }
 TEST(FuzzRegressionTest, CaseFile) { EXPECT_GT(Replay("fuzz_case_file", FuzzCaseFile), 0); }
 TEST(FuzzRegressionTest, AsmOffsets) { EXPECT_GT(Replay("fuzz_asm_offsets", FuzzAsmOffsets), 0); }
@@ -84,6 +86,7 @@ TEST(FuzzRegressionTest, TlsSeedsAreDecoded) {
   }
 }
 TEST(FuzzRegressionTest, CodeSites) { EXPECT_GT(Replay("fuzz_code_sites", FuzzCodeSites), 0); }
+TEST(FuzzRegressionTest, ServeQuery) { EXPECT_GT(Replay("fuzz_serve_query", FuzzServeQuery), 0); }
 
 }  // namespace
 }  // namespace sb::fuzz

@@ -20,5 +20,8 @@ int FuzzTlsSlot(const uint8_t* data, size_t size);      // unwinder/tls_slot (Zy
 int FuzzCodeSites(const uint8_t* data, size_t size);    // exitprobe/code_sites
 int FuzzDecompress(const uint8_t* data, size_t size);   // coredump/decompress, sparse_image
 int FuzzBuildIdNote(const uint8_t* data, size_t size);  // coredump/build_id_note
+int FuzzProcCgroup(const uint8_t* data, size_t size);   // agent/cgroup_info
+int FuzzIndexLine(const uint8_t* data, size_t size);    // agent/window_index
+int FuzzServeQuery(const uint8_t* data, size_t size);   // serve/ query, --listen, spool .json
 
 }  // namespace sb::fuzz

@@ -13,5 +13,7 @@ void AddRecordCommand(CLI::App& app, Runner* run);
 void AddInspectCommand(CLI::App& app, Runner* run);
 void AddCoredumpCommand(CLI::App& app, Runner* run);
 void AddTraceCommand(CLI::App& app, Runner* run);
+void AddAgentCommand(CLI::App& app, Runner* run);
+void AddMergeCommand(CLI::App& app, Runner* run);
 
 }  // namespace sb::cli

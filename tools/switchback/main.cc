@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   sb::cli::AddInspectCommand(app, &run);
   sb::cli::AddCoredumpCommand(app, &run);
   sb::cli::AddTraceCommand(app, &run);
+  sb::cli::AddAgentCommand(app, &run);
+  sb::cli::AddMergeCommand(app, &run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

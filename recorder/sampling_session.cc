@@ -1,0 +1,113 @@
+#include "recorder/sampling_session.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "base/file_util.h"
+
+namespace sb::recorder {
+
+std::vector<uint32_t> AllPids() {
+  std::vector<uint32_t> pids;
+  DIR* d = opendir("/proc");
+  if (!d) return pids;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    unsigned long v = strtoul(e->d_name, &end, 10);
+    if (end && *end == '\0' && v > 0) pids.push_back(static_cast<uint32_t>(v));
+  }
+  closedir(d);
+  return pids;
+}
+
+uint64_t ProcessStartTime(uint32_t pid) {
+  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return 0;
+  size_t rp = stat->rfind(')');
+  if (rp == std::string::npos) return 0;
+  std::istringstream in(stat->substr(rp + 2));
+  std::string field;
+  // Fields after the comm start at 3 (state); starttime is field 22.
+  for (int i = 3; i <= 22 && (in >> field); i++)
+    if (i == 22) return strtoull(field.c_str(), nullptr, 10);
+  return 0;
+}
+
+Result<std::unique_ptr<SamplingSession>> SamplingSession::Open(const SessionOptions& opts) {
+  if (opts.frequency_hz <= 0 || opts.frequency_hz > 10000)
+    return MakeError("--frequency must be between 1 and 10000 Hz");
+  std::unique_ptr<SamplingSession> s(new SamplingSession(opts));
+  unwinder::SamplerOptions so;
+  so.frequency_hz = opts.frequency_hz;
+  so.track_all = opts.all;
+  so.compare_fp_walk = opts.compare_fp_walk;
+  auto sampler = unwinder::BpfSampler::Open(so);
+  if (!sampler.ok()) return sampler.take_error();
+  s->sampler_ = std::move(*sampler);
+  s->tracker_ = std::make_unique<ProcessTracker>(opts.cache ? opts.cache : &s->own_cache_, s->sampler_.get());
+  return s;
+}
+
+Status SamplingSession::Follow(uint32_t pid) {
+  auto r = tracker_->Track(pid, /*require_go=*/true);
+  if (!r.ok()) return MakeError(r.error());
+  if (opts_.on_warning)
+    for (const std::string& w : (*r)->warnings) opts_.on_warning(w);
+  if (opts_.on_followed) opts_.on_followed(**r);
+  return Status::Ok();
+}
+
+void SamplingSession::Consider(uint32_t pid) {
+  if (pid == static_cast<uint32_t>(getpid()) || tracker_->Find(pid)) return;
+  if (auto it = ignored_.find(pid); it != ignored_.end()) {
+    if (it->second == ProcessStartTime(pid)) return;
+    ignored_.erase(it);  // the pid was reused by a new process
+  }
+  if ((opts_.want && !opts_.want(pid)) || !Follow(pid).ok()) ignored_[pid] = ProcessStartTime(pid);
+}
+
+void SamplingSession::Scan(const unwinder::BpfSampler::SampleFn& on_sample, const std::atomic<bool>* stop) {
+  if (!opts_.all) return;
+  // The scan of a busy host takes seconds: keep draining the ring buffers meanwhile, so a
+  // process that starts during the scan is followed at its first sample (not only after the
+  // scan, when it may be gone) and samples of processes already followed are kept.
+  for (uint32_t pid : AllPids()) {
+    if (stop && stop->load()) break;
+    Consider(pid);
+    Poll(0, on_sample);
+  }
+}
+
+int SamplingSession::Poll(int timeout_ms, const unwinder::BpfSampler::SampleFn& on_sample) {
+  auto on_new = [this](uint32_t pid) {
+    if (opts_.all) Consider(pid);
+  };
+  return sampler_->Poll(timeout_ms, on_sample, on_new);
+}
+
+std::vector<uint32_t> SamplingSession::CheckExited() {
+  std::vector<uint32_t> before;
+  for (const auto& [pid, p] : tracker_->processes())
+    if (!p.exited) before.push_back(pid);
+  tracker_->CheckAlive();
+  std::vector<uint32_t> gone;
+  for (uint32_t pid : before)
+    if (tracker_->Find(pid)->exited) gone.push_back(pid);
+  return gone;
+}
+
+void SamplingSession::Forget(uint32_t pid) { tracker_->Forget(pid); }
+
+void SamplingSession::ForgetGoneIgnored() {
+  for (auto it = ignored_.begin(); it != ignored_.end();) {
+    if (ProcessStartTime(it->first) != it->second)
+      it = ignored_.erase(it);
+    else
+      ++it;
+  }
+}
+
+}  // namespace sb::recorder
