@@ -44,6 +44,8 @@ struct sb_unwind_state {
   sb_u64 m;
   sb_u64 g0;
   sb_u64 curg;
+  sb_u64 label_g;        /* the goroutine the sample is labelled with (its goid in out->goid;
+                            its labels, issue 14): 0 when none */
   sb_u8 exact_sp;        /* sp is exact for the current frame: the pcsp rule applies */
   sb_u8 frame_exact;     /* the current pc is exact (not a return address) */
   sb_u8 on_g0;           /* walking the g0 stack of the sampled thread */
@@ -63,6 +65,15 @@ SB_INLINE int sb_read_u64(struct sb_unwind_state *st, sb_u64 addr, sb_u64 *v) {
   *v = 0;
   if (addr == 0) return -1;
   return sb_read(st->env, v, sizeof(*v), addr);
+}
+
+/* Labels the sample with goroutine gp: its goid, and gp itself in st->label_g. */
+SB_INLINE void sb_name_goroutine(struct sb_unwind_state *st, sb_u64 gp) {
+  sb_u64 goid = 0;
+  if (gp == 0 || sb_read_u64(st, gp + st->pi->off.g_goid, &goid) || goid == 0) return;
+  st->out->goid = goid;
+  st->out->flags |= SB_SAMPLE_HAS_GOID;
+  st->label_g = gp;
 }
 
 SB_INLINE long sb_stop(struct sb_unwind_state *st, int reason) {
@@ -165,17 +176,6 @@ SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb
   st->on_g0 = 0;
 }
 
-/* Reads a goroutine's saved scheduling state and checks it can be trusted. */
-SB_INLINE int sb_read_sched(struct sb_unwind_state *st, sb_u64 gp, sb_u64 *sp, sb_u64 *pc,
-                            sb_u64 *bp) {
-  const struct sb_go_offsets *o = &st->pi->off;
-  sb_u64 base = gp + o->g_sched;
-  if (sb_read_u64(st, base + o->gobuf_sp, sp) || sb_read_u64(st, base + o->gobuf_pc, pc) ||
-      sb_read_u64(st, base + o->gobuf_bp, bp))
-    return -1;
-  return 0;
-}
-
 SB_INLINE int sb_sp_in_stack(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 lo = 0, hi = 0;
@@ -190,6 +190,155 @@ SB_INLINE sb_u64 sb_live_curg(struct sb_unwind_state *st) {
   if (st->curg == 0) return 0;
   if (sb_read_u64(st, st->curg + st->pi->off.g_m, &curg_m) || curg_m != st->m) return 0;
   return st->curg;
+}
+
+/* The saved-pc rule. A goroutine's gobuf says where it stopped; who saved it is known from the
+ * pc alone, and a crossing accepts only the save its own switch makes, so a goroutine that
+ * stopped somewhere else since (parked again, preempted at a stack check) is never attached:
+ *   mcall                      saves its own return address: a return site of a call to
+ *                              runtime.mcall (the host decodes them all: mcall_sites);
+ *   morestack                  the pc right after f's call to morestack / morestack_noctxt
+ *                              (checked in the text: CALL rel32 / BL imm26 to one of them);
+ *   gosave_systemstack_switch  a pc in runtime.systemstack_switch (systemstack, asmcgocall). */
+#define SB_SAVE_MCALL 1
+#define SB_SAVE_MORESTACK 2
+#define SB_SAVE_SYSTEMSTACK 3
+
+/* Whether pc is a return site of a call to runtime.mcall: binary search over the sorted
+ * offsets (7 steps cover SB_MAX_MCALL_SITES). */
+SB_SUBPROG int sb_is_mcall_site(const struct sb_proc_info *pi, sb_u64 pc) {
+  if (!pi || pc < pi->text_start || pc - pi->text_start > 0xffffffffull) return 0;
+  sb_u32 off = (sb_u32)(pc - pi->text_start);
+  sb_u32 lo = 0, hi = pi->nmcall_sites;
+  if (hi > SB_MAX_MCALL_SITES) hi = SB_MAX_MCALL_SITES;
+  for (int i = 0; i < 7; i++) {
+    if (lo >= hi) break;
+    sb_u32 mid = lo + (hi - lo) / 2;
+    sb_u32 v = pi->mcall_sites[mid & (SB_MAX_MCALL_SITES - 1)];
+    if (v == off) return 1;
+    if (v < off) lo = mid + 1; else hi = mid;
+  }
+  return 0;
+}
+
+/* Whether the instruction that ends right before pc is a direct call to runtime.morestack or
+ * runtime.morestack_noctxt (read from the process's text: that code has just run). */
+SB_INLINE int sb_after_morestack_call(struct sb_unwind_state *st, sb_u64 pc) {
+  const struct sb_proc_info *pi = st->pi;
+  sb_u64 target = 0;
+  if (pi->morestack == 0 || pc < 8) return 0;
+  if (SB_ARM64(st)) {
+    sb_u32 w = 0;
+    if (sb_read(st->env, &w, sizeof(w), pc - 4) || (w & 0xFC000000u) != 0x94000000u) return 0;
+    sb_s64 imm = (sb_s64)((sb_s32)(w << 6) >> 6) * 4; /* BL imm26, sign-extended, in words */
+    target = pc - 4 + (sb_u64)imm;
+  } else {
+    sb_u8 b[5] = {};
+    if (sb_read(st->env, b, sizeof(b), pc - 5) || b[0] != 0xE8) return 0;
+    sb_s32 rel = (sb_s32)((sb_u32)b[1] | (sb_u32)b[2] << 8 | (sb_u32)b[3] << 16 | (sb_u32)b[4] << 24);
+    target = pc + (sb_u64)(sb_s64)rel; /* CALL rel32 */
+  }
+  return target == pi->morestack || (pi->morestack_noctxt != 0 && target == pi->morestack_noctxt);
+}
+
+SB_INLINE int sb_save_is(struct sb_unwind_state *st, sb_u64 pc, int save) {
+  const struct sb_proc_info *pi = st->pi;
+  if (save == SB_SAVE_MCALL) return sb_is_mcall_site(pi, pc);
+  if (save == SB_SAVE_MORESTACK) return sb_after_morestack_call(st, pc);
+  return pi->sswitch_start != 0 && pc >= pi->sswitch_start && pc < pi->sswitch_end;
+}
+
+/* The one reader of a goroutine's gobuf: every crossing that resumes a goroutine from its
+ * saved state comes here with the save its switch makes (SB_SAVE_*). The saved pc must be
+ * that save (the rule above), the saved sp inside the goroutine's stack; otherwise the
+ * goroutine is not this stack's caller and the walk stops with stale_goroutine. Then the walk
+ * moves onto the goroutine the way Go's traceback starts from a gobuf:
+ *   mcall      the pc is a return address in a frame that is set up: walk on from pc/sp/bp;
+ *   morestack  f was stopped in its prologue, before its frame exists: emit f (the pc), then
+ *              its caller, whose return address is only in sched.lr on arm64 (Go's traceback
+ *              starts with lr = gp.sched.lr) and at [sched.sp] on amd64 (the CALL pushed it);
+ *   systemstack_switch  the two recipes of sb_cross_saved_switch.
+ * Returns 0 when the walk continues on the goroutine, 1 when it stopped, -1 when the caller
+ * continues with an ordinary frame step. */
+SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 gp, int save) {
+  const struct sb_go_offsets *o = &st->pi->off;
+  sb_u64 base = gp + o->g_sched;
+  sb_u64 sp = 0, pc = 0, bp = 0;
+  if (gp == 0) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+  if (sb_read_u64(st, base + o->gobuf_sp, &sp) || sb_read_u64(st, base + o->gobuf_pc, &pc) ||
+      sb_read_u64(st, base + o->gobuf_bp, &bp))
+    return sb_cross_stopped(st, crossing, save == SB_SAVE_SYSTEMSTACK ? SB_STOP_READ_FAULT : SB_STOP_STALE_GOROUTINE);
+  if (sp == 0 || pc == 0 || !sb_save_is(st, pc, save))
+    return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+  if (save == SB_SAVE_MCALL) {
+    if (!sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    sb_switch_to(st, pc, sp, bp);
+    sb_crossed(st, crossing);
+    return 0;
+  }
+  if (save == SB_SAVE_MORESTACK) {
+    /* While the stack is being copied (status copystack) the saved frame pointers are being
+     * rewritten: some point into the new stack, some still into the old one. Return addresses
+     * and frame sizes never change, though, and sched.sp always names a whole copy (the old
+     * stack until copystack swaps gp.stack and sched.sp, the fully copied new one after; the
+     * old one is freed only after that). So the goroutine is walked by SP and pcsp alone, as
+     * Go's own traceback does: on arm64 that is how Go frames are always walked, on amd64 a
+     * zero frame pointer keeps the pcsp step going for this stack. Only when sched.sp is
+     * outside g.stack (the instant between the two stores of the swap) does the walk stop
+     * with `copystack`, after f and its caller. */
+    sb_u32 status = 0;
+    sb_u64 ret = 0;
+    if (sb_read(st->env, &status, sizeof(status), gp + o->g_atomicstatus))
+      return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+    int copying = status == SB_GO_STATUS_COPYSTACK;
+    int in_stack = sb_sp_in_stack(st, gp, sp);
+    if (!in_stack && !copying) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    if (sb_read_u64(st, SB_ARM64(st) ? base + o->gobuf_lr : sp, &ret))
+      return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+    sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
+    if (!in_stack) {
+      if (ret != 0) sb_emit(st, ret, 0);
+      return sb_cross_stopped(st, crossing, SB_STOP_COPYSTACK);
+    }
+    sb_switch_to(st, ret, SB_ARM64(st) ? sp : sp + 8, bp); /* amd64: past the pushed return address */
+    if (copying && !SB_ARM64(st)) {
+      /* No trusted frame pointer (fp 0): the amd64 pcsp step keeps walking by SP. No flag of
+       * its own: every extra state bit multiplies the BPF verifier's work. */
+      st->fp = 0;
+      st->exact_sp = 1; /* f's caller's SP: just above f's return address */
+    }
+    sb_crossed(st, crossing);
+    return 0;
+  }
+  if ((st->pi->flags & SB_PI_SWITCH_SCHED_BP) || (SB_ARM64(st) && crossing == SB_CROSS_ASMCGOCALL)) {
+    /* arm64 before Go 1.25: the switch function has a frame on the goroutine stack and
+     * gosave_systemstack_switch saved its frame pointer in sched.bp; on g0 it loaded R29 from
+     * g0.sched.bp, so the g0 chain does not lead back. Continue at that frame record. */
+    if (bp == 0 || !sb_sp_in_stack(st, gp, bp))
+      return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    st->fp = bp;
+    st->sp = bp + 8; /* the switch function's own SP on the goroutine stack */
+    st->prev_fp = 0;
+    st->on_g0 = 0;
+    st->exact_sp = 1;
+    st->frame_exact = 0;
+    sb_crossed(st, crossing);
+    return -1; /* the step from the switch function's own frame yields its caller */
+  }
+  /* amd64 before Go 1.21: F's return address at curg.sched.sp, its frame pointer sched.bp. */
+  if (!sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+  sb_u64 caller = 0;
+  if (sb_read_u64(st, sp, &caller)) return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+  if (bp == 0) {
+    /* Go 1.19 while C calls back into Go: curg.sched.bp is 0 (found in a cgocallback core).
+     * F is mid-body, so its frame pointer is where its prologue pushed BP, right below its
+     * return address: F's SP (sp + 8) + pcsp delta - 8. Only for a Go frame with a BP slot. */
+    sb_s32 d = 0;
+    if (sb_lookup_sp_delta(st, caller - 1, &d) == 0 && d >= 16) bp = sp + (sb_u64)d;
+  }
+  sb_switch_to(st, caller, sp + 8, bp);
+  sb_crossed(st, crossing);
+  return 0;
 }
 
 /* runtime.systemstack and runtime.asmcgocall on g0. Both save their caller's state with
@@ -218,46 +367,13 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
     sb_crossed(st, crossing);
     return -1; /* caller continues with an ordinary frame-pointer step */
   }
-  sb_u64 sp = 0, pc = 0, bp = 0;
-  if (sb_read_sched(st, gp, &sp, &pc, &bp))
-    return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
-  if (recipe & SB_PI_SWITCH_SCHED_BP) {
-    /* arm64 before Go 1.25: the switch function has a frame on the goroutine stack and
-     * gosave_systemstack_switch saved its frame pointer in sched.bp; on g0 it loaded R29 from
-     * g0.sched.bp, so the g0 chain does not lead back. Continue at that frame record. */
-    if (bp == 0 || !sb_sp_in_stack(st, gp, bp))
-      return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
-    st->fp = bp;
-    st->sp = bp + 8; /* the switch function's own SP on the goroutine stack */
-    st->prev_fp = 0;
-    st->on_g0 = 0;
-    st->exact_sp = 1;
-    st->frame_exact = 0;
-    sb_crossed(st, crossing);
-    return -1; /* the step from the switch function's own frame yields its caller */
-  }
-  /* amd64 before Go 1.21: F's return address at curg.sched.sp, its frame pointer sched.bp. */
-  if (sp == 0 || !sb_sp_in_stack(st, gp, sp))
-    return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
-  sb_u64 caller = 0;
-  if (sb_read_u64(st, sp, &caller))
-    return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
-  if (bp == 0) {
-    /* Go 1.19 while C calls back into Go: curg.sched.bp is 0 (found in a cgocallback core).
-     * F is mid-body, so its frame pointer is where its prologue pushed BP, right below its
-     * return address: F's SP (sp + 8) + pcsp delta - 8. Only for a Go frame with a BP slot. */
-    sb_s32 d = 0;
-    if (sb_lookup_sp_delta(st, caller - 1, &d) == 0 && d >= 16) bp = sp + (sb_u64)d;
-  }
-  sb_switch_to(st, caller, sp + 8, bp);
-  sb_crossed(st, crossing);
-  return 0;
+  return sb_gobuf_resume(st, crossing, gp, SB_SAVE_SYSTEMSTACK);
 }
 
 /* runtime.mcall on g0: the goroutine that called mcall saved its caller's pc/sp/bp in
  * g.sched. It is m.curg until the callee runs dropg(); after that, amd64's mcall pushed the
  * old g on the g0 stack (PUSHQ AX) at g0.sched.sp - 8. A candidate from that slot is used
- * only if it is still parked (g.m == 0) with a saved sp inside its own stack. */
+ * only if it is still parked (g.m == 0) and its gobuf is mcall's save (sb_gobuf_resume). */
 SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 gp = sb_live_curg(st);
@@ -290,73 +406,21 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
       return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
     gp = cand;
   }
-  if (gp == 0) return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
-  sb_u64 sp = 0, pc = 0, bp = 0;
-  if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0 || !sb_sp_in_stack(st, gp, sp))
-    return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
-  sb_switch_to(st, pc, sp, bp);
-  sb_crossed(st, SB_CROSS_MCALL);
-  if (from_slot || !(st->out->flags & SB_SAMPLE_HAS_GOID)) {  /* found through the g0 slot: name it */
-    sb_u64 goid = 0;
-    if (sb_read_u64(st, gp + o->g_goid, &goid) == 0 && goid != 0) {
-      st->out->goid = goid;
-      st->out->flags |= SB_SAMPLE_HAS_GOID;
-    }
-  }
+  long r = sb_gobuf_resume(st, SB_CROSS_MCALL, gp, SB_SAVE_MCALL);
+  if (r != 0) return r;
+  /* found through the g0 slot: name it */
+  if (from_slot || !(st->out->flags & SB_SAMPLE_HAS_GOID)) sb_name_goroutine(st, gp);
   return 0;
-}
-
-/* The return address of a function stopped in its prologue by morestack: amd64 keeps it at
- * the function's SP (the CALL pushed it), arm64 in the link register, which morestack saved as
- * sched.lr. */
-SB_INLINE int sb_morestack_caller(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp, sb_u64 *ret) {
-  if (SB_ARM64(st)) return sb_read_u64(st, gp + st->pi->off.g_sched + st->pi->off.gobuf_lr, ret);
-  return sb_read_u64(st, sp, ret);
 }
 
 /* runtime.morestack on g0 (newstack and what it calls): the goroutine was stopped in f's
- * prologue. curg.sched.pc is in f, *(curg.sched.sp) is f's return address, and
- * curg.sched.bp is f's caller's frame pointer (f had not pushed one yet).
- * While the stack is being copied (status copystack) the saved frame pointers are being
- * rewritten: some point into the new stack, some still into the old one. Return addresses
- * and frame sizes never change, though, and sched.sp always names a whole copy (the old stack
- * until copystack swaps gp.stack and sched.sp, the fully copied new one after; the old one is
- * freed only after that). So the goroutine is walked by SP and pcsp alone, as Go's own
- * traceback does: on arm64 that is how Go frames are always walked, on amd64 a zero frame
- * pointer keeps the pcsp step going for this stack. Only when sched.sp is outside g.stack
- * (the instant between the two stores of the swap) does the walk stop with `copystack`,
- * after f and its caller. */
+ * prologue; its gobuf is morestack's save (sb_gobuf_resume walks f, then f's caller). Under
+ * runtime.schedule (newstack preempted it: gopreempt_m -> dropg -> schedule), m.curg may
+ * already be the next goroutine that execute picked: not this stack's, so not crossed. */
 SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   sb_count(st, SB_CROSS_MORESTACK, SB_CNT_ATTEMPTS);
-  const struct sb_go_offsets *o = &st->pi->off;
-  sb_u64 gp = sb_live_curg(st);
-  if (gp == 0) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
-  sb_u32 status = 0;
-  if (sb_read(st->env, &status, sizeof(status), gp + o->g_atomicstatus))
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
-  int copying = status == SB_GO_STATUS_COPYSTACK;
-  sb_u64 sp = 0, pc = 0, bp = 0, ret = 0;
-  if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0)
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
-  int in_stack = sb_sp_in_stack(st, gp, sp);
-  if (!in_stack && !copying) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
-  if (sb_morestack_caller(st, gp, sp, &ret))
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
-  if (!in_stack) {
-    sb_emit(st, pc, 0);
-    if (ret != 0) sb_emit(st, ret, 0);
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_COPYSTACK);
-  }
-  sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
-  sb_switch_to(st, ret, SB_ARM64(st) ? sp : sp + 8, bp); /* amd64: past the pushed return address */
-  if (copying && !SB_ARM64(st)) {
-    /* No trusted frame pointer (fp 0): the amd64 pcsp step keeps walking by SP. No flag of its
-     * own: every extra state bit multiplies the BPF verifier's work. */
-    st->fp = 0;
-    st->exact_sp = 1; /* f's caller's SP: just above f's return address */
-  }
-  sb_crossed(st, SB_CROSS_MORESTACK);
-  return 0;
+  sb_u64 gp = st->scheduling ? 0 : sb_live_curg(st);
+  return sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK);
 }
 
 SB_INLINE int sb_vdso_active(struct sb_unwind_state *st) {
@@ -429,11 +493,7 @@ SB_INLINE long sb_cross_signal(struct sb_unwind_state *st, sb_u64 entry_sp) {
     if (st->g0 != 0 && sb_sp_in_stack(st, st->g0, sp)) {
       st->on_g0 = 1;
     } else if (gp != 0 && sb_sp_in_stack(st, gp, sp) && !(st->out->flags & SB_SAMPLE_HAS_GOID)) {
-      sb_u64 goid = 0;
-      if (sb_read_u64(st, gp + st->pi->off.g_goid, &goid) == 0 && goid != 0) {
-        st->out->goid = goid;
-        st->out->flags |= SB_SAMPLE_HAS_GOID;
-      }
+      sb_name_goroutine(st, gp);
     }
   }
   sb_crossed(st, SB_CROSS_SIGNAL);
@@ -718,13 +778,8 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
   }
   if (found != 0 && SB_ARM64(st)) found = sb_try_g(st, regs->g_reg);
   if (found != 0) return;
-  const struct sb_go_offsets *o = &pi->off;
   sb_u64 user_g = st->g == st->curg ? st->g : (st->on_g0 ? st->curg : 0);
-  sb_u64 goid = 0;
-  if (user_g && sb_read_u64(st, user_g + o->g_goid, &goid) == 0 && goid != 0) {
-    st->out->goid = goid;
-    st->out->flags |= SB_SAMPLE_HAS_GOID;
-  }
+  sb_name_goroutine(st, user_g);
   if (st->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;
 }
 

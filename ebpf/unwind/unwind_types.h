@@ -24,6 +24,8 @@ typedef __s64 sb_s64;
 /* At least 128 frames (the floor); a power of two so the verifier can mask indices. */
 #define SB_MAX_FRAMES 128
 #define SB_MAX_RANGES 32
+/* Return sites of calls to runtime.mcall per binary (runtime's ~16 plus inlined Gosched calls). */
+#define SB_MAX_MCALL_SITES 64
 #define SB_COMM_LEN 16
 
 enum sb_arch {
@@ -136,6 +138,17 @@ struct sb_proc_info {
   struct sb_go_offsets off;
   struct sb_range ranges[SB_MAX_RANGES];
   sb_u64 iscgo_addr;    /* arm64: runtime address of the byte runtime.iscgo (SB_PI_HAS_ISCGO) */
+  /* The save points a goroutine's gobuf may hold when a crossing resumes it (the saved-pc
+   * rule, unwind_core.h sb_gobuf_resume). Runtime addresses; 0 when not found. */
+  sb_u64 morestack;          /* runtime.morestack: morestack saves the pc after f's call to it */
+  sb_u64 morestack_noctxt;   /*   or to runtime.morestack_noctxt */
+  sb_u64 sswitch_start;      /* runtime.systemstack_switch: gosave_systemstack_switch saves a pc */
+  sb_u64 sswitch_end;        /*   in it */
+  sb_u32 nmcall_sites;
+  sb_u32 pad2;
+  /* mcall saves its own return address: the return sites of every call to runtime.mcall,
+   * ascending, as offsets from text_start. */
+  sb_u32 mcall_sites[SB_MAX_MCALL_SITES];
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the
