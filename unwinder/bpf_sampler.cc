@@ -76,7 +76,24 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
   s->skel_->rodata->self_tgid = static_cast<uint32_t>(getpid());
   s->skel_->rodata->track_all = opts.track_all ? 1 : 0;
   s->skel_->rodata->compare_fp_walk = opts.compare_fp_walk ? 1 : 0;
-  if (int err = sampler_bpf__load(s->skel_); err != 0)
+  // SWITCHBACK_BPF_VERIFIER_LOG=PATH: the verifier's whole log of a successful load, for
+  // tools/bench/verifier_cost.py (what each global function of the unwind core costs it).
+  static std::vector<char> verifier_log;
+  const char* log_path = getenv("SWITCHBACK_BPF_VERIFIER_LOG");
+  if (log_path != nullptr) {
+    verifier_log.assign(size_t{256} << 20, '\0');
+    bpf_program__set_log_buf(s->skel_->progs.sample_cpu, verifier_log.data(), verifier_log.size());
+    bpf_program__set_log_level(s->skel_->progs.sample_cpu, 2);  // every instruction
+  }
+  int load_err = sampler_bpf__load(s->skel_);
+  if (log_path != nullptr) {
+    if (FILE* f = fopen(log_path, "w")) {
+      fputs(verifier_log.data(), f);
+      fclose(f);
+    }
+    std::vector<char>().swap(verifier_log);
+  }
+  if (int err = load_err; err != 0)
     return MakeError("cannot load the BPF sampler (verifier or permissions): " + Errno(err) +
                      " (set SWITCHBACK_BPF_DEBUG=1 for the verifier log)");
   if (auto st = s->Attach(opts.frequency_hz); !st.ok()) return MakeError(st.error());
