@@ -94,6 +94,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   so.frequency_hz = opts.frequency_hz;
   so.track_all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
+  so.max_frames = opts.max_frames;
   auto sampler = unwinder::BpfSampler::Open(so);
   if (!sampler.ok()) return sampler.take_error();
 

@@ -76,6 +76,10 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
   s->skel_->rodata->self_tgid = static_cast<uint32_t>(getpid());
   s->skel_->rodata->track_all = opts.track_all ? 1 : 0;
   s->skel_->rodata->compare_fp_walk = opts.compare_fp_walk ? 1 : 0;
+  if (opts.max_frames < 1 || opts.max_frames > SB_MAX_FRAMES)
+    return MakeError("max frames must be 1.." + std::to_string(SB_MAX_FRAMES) + ", not " +
+                     std::to_string(opts.max_frames));
+  s->max_frames_ = opts.max_frames;
   // SWITCHBACK_BPF_VERIFIER_LOG=PATH: the verifier's whole log of a successful load, for
   // tools/bench/verifier_cost.py (what each global function of the unwind core costs it).
   static std::vector<char> verifier_log;
@@ -183,7 +187,9 @@ Result<uint32_t> BpfSampler::UploadSpDeltas(const std::string& binary_key,
   return base;
 }
 
-Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& info) {
+Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& in) {
+  sb_proc_info info = in;
+  info.max_frames = max_frames_;
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.proc_info), &pid, &info, BPF_ANY) != 0)
     return MakeError("cannot track process " + std::to_string(pid) + ": " + Errno(errno));
   return Status::Ok();

@@ -24,6 +24,10 @@
  * the other architecture's paths are then dead code, which keeps the verifier's state count
  * under its one-million-instruction limit. The host build (coredump replay) decides per
  * process. */
+#ifndef SB_OPAQUE
+#define SB_OPAQUE(x) ((void)0)
+#endif
+
 #ifndef SB_ARM64
 #define SB_ARM64(st) ((st)->w->arm64)
 #endif
@@ -58,6 +62,7 @@ struct sb_walk {
   sb_u8 lr_at_frame_top; /* arm64 crosscall2: LR and R29 saved at the top of its frame, not at SP */
   sb_u8 scheduling;      /* runtime.schedule is on this g0 stack: m.curg is the next goroutine */
   sb_u8 arm64;
+  sb_u32 max_frames;     /* the frame limit of this walk (1..SB_MAX_FRAMES) */
   sb_u64 env;            /* the includer's environment (host: its HostEnv; BPF: 0) */
 };
 
@@ -165,9 +170,10 @@ SB_INLINE int sb_lookup_sp_delta(struct sb_unwind_state *st, sb_u64 pc, sb_s32 *
 SB_INLINE void sb_emit(struct sb_unwind_state *st, sb_u64 pc, int exact) {
   struct sb_sample *out = st->out;
   sb_u32 n = out->nframes;
-  if (n >= SB_MAX_FRAMES) return;
+  if (n >= SB_MAX_FRAMES || n >= st->w->max_frames) return;
+  SB_OPAQUE(n);
   out->frames[n & (SB_MAX_FRAMES - 1)] = pc;
-  if (exact) out->exact[(n >> 6) & 1] |= 1ull << (n & 63);
+  if (exact) out->exact[(n >> 6) & (SB_MAX_FRAMES / 64 - 1)] |= 1ull << (n & 63);
   out->nframes = n + 1;
 }
 
@@ -756,7 +762,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   struct sb_walk *w = st->w;
   const struct sb_proc_info *pi = st->pi;
   if (st->out->stop_reason != SB_STOP_NONE) return 1;
-  if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
+  if (st->out->nframes >= w->max_frames) return sb_stop(st, SB_STOP_MAX_FRAMES);
   sb_emit(st, w->pc, w->frame_exact);
 
   sb_u64 lookup_pc = w->frame_exact ? w->pc : w->pc - 1;
@@ -798,7 +804,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   }
   w->last_pc = lookup_pc + 1;
   if (r >= 0) return r != 0;
-  if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
+  if (st->out->nframes >= w->max_frames) return sb_stop(st, SB_STOP_MAX_FRAMES);
   /* amd64: the frame-pointer step out of asyncPreempt's frame (its record sits right below the
    * injected return address); arm64: the SP step, whatever the frame. */
   w->injected_call = kind == SB_FN_ASYNCPREEMPT && (SB_ARM64(st) || !w->exact_sp);
@@ -877,9 +883,12 @@ SB_INLINE sb_u64 sb_unwind_walk(const struct sb_proc_info *pi, struct sb_sample 
   w->exact_sp = 1;
   w->frame_exact = 1;
   w->env = (sb_u64)(unsigned long)env;
+  /* Cost is linear in the limit: the loop ends at the stack's end or at the limit. */
+  w->max_frames = pi->max_frames == 0 ? SB_DEFAULT_MAX_FRAMES
+                  : pi->max_frames > SB_MAX_FRAMES ? SB_MAX_FRAMES : pi->max_frames;
   struct sb_unwind_state st = {w, pi, out, cnt};
   if (pi->flags & SB_PI_GO) sb_g_load_g(w, pi, out, cnt, regs);
-  SB_LOOP(SB_MAX_FRAMES + 1, sb_unwind_step, &st);
+  SB_LOOP(w->max_frames + 1, sb_unwind_step, &st);
   if (out->stop_reason == SB_STOP_NONE) out->stop_reason = SB_STOP_MAX_FRAMES;
   if (out->stop_reason < SB_STOP_MAX) cnt->stop[out->stop_reason]++;
   cnt->samples++;

@@ -686,7 +686,35 @@ TEST_F(UnwindCoreTest, LongChainStopsAtMaxFrames) {
   for (int i = 0; i < 200; i++) Frame(fp + 0x20 * i, fp + 0x20 * (i + 1), kMainF + 0x50);
   auto r = Run(kMainF + 0x30, fp - 0x20, fp);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_MAX_FRAMES);
-  EXPECT_EQ(r.sample.nframes, static_cast<uint32_t>(SB_MAX_FRAMES));
+  EXPECT_EQ(r.sample.nframes, static_cast<uint32_t>(SB_DEFAULT_MAX_FRAMES));  // max_frames 0: 128
+}
+
+// --max-frames (sb_proc_info.max_frames): the leaf side is kept up to the limit, up to 1024; a
+// stack shorter than the limit is whole; the exact bit of a frame past 128 lands in its word.
+TEST_F(UnwindCoreTest, MaxFramesIsTheProcessLimit) {
+  SetCurrentG(kG);
+  uint64_t fp = kGStackLo + 0x100;
+  constexpr int kDepth = 1500;
+  for (int i = 0; i < kDepth; i++) Frame(fp + 0x20 * i, fp + 0x20 * (i + 1), kMainF + 0x50);
+  for (uint32_t limit : {1u, 5u, 300u, 1024u}) {
+    info_.max_frames = limit;
+    auto r = Run(kMainF + 0x30, fp - 0x20, fp);
+    EXPECT_EQ(r.sample.stop_reason, SB_STOP_MAX_FRAMES) << limit;
+    ASSERT_EQ(r.sample.nframes, limit);
+    EXPECT_EQ(r.sample.frames[0], kMainF + 0x30);  // the leaf
+    if (limit > 1) {
+      EXPECT_EQ(r.sample.frames[limit - 1], kMainF + 0x50);
+    }
+  }
+  info_.max_frames = 5000;  // beyond the room: clamped to SB_MAX_FRAMES
+  EXPECT_EQ(Run(kMainF + 0x30, fp - 0x20, fp).sample.nframes, static_cast<uint32_t>(SB_MAX_FRAMES));
+  // A 400-frame stack ending at goexit is whole under a 1024 limit.
+  Frame(fp + 0x20 * 398, 0, kGoexit + 1);
+  info_.max_frames = 1024;
+  auto whole = Run(kMainF + 0x30, fp - 0x20, fp);
+  EXPECT_EQ(whole.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(whole.sample.nframes, 400u);
+  EXPECT_EQ(whole.sample.frames[399], kGoexit + 1);
 }
 
 // Unknown offsets: never cross a switch with guessed values.
