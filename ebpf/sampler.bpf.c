@@ -98,8 +98,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   s->stop_reason = SB_STOP_NONE;
   s->flags = 0;
   s->crossed = 0;
-  s->exact[0] = 0;
-  s->exact[1] = 0;
+  for (int i = 0; i < SB_MAX_FRAMES / 64; i++) s->exact[i] = 0;
   bpf_get_current_comm(s->comm, sizeof(s->comm));
 
   /* The user registers, also when the sample interrupted the kernel (syscall, fault). */
@@ -113,7 +112,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   int baseline_first = compare_fp_walk && (s->time_ns & 1);
   if (baseline_first) {
     __u64 b0 = bpf_ktime_get_ns();
-    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r.fp) + 1;
+    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r.fp, pi->max_frames) + 1;
     cnt->fp_walk_ns += bpf_ktime_get_ns() - b0;
   }
   __u64 t0 = bpf_ktime_get_ns();
@@ -122,7 +121,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   cnt->unwind_frames += s->nframes;
   if (compare_fp_walk && !baseline_first) {
     __u64 b0 = bpf_ktime_get_ns();
-    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r.fp) + 1;
+    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r.fp, pi->max_frames) + 1;
     cnt->fp_walk_ns += bpf_ktime_get_ns() - b0;
   }
 

@@ -82,6 +82,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   so.frequency_hz = opts.frequency_hz;
   so.all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
+  so.max_frames = opts.max_frames;
   so.on_warning = opts.on_warning;
   so.cache = &cache;  // the binaries the check loaded are not loaded again
   auto session = SamplingSession::Open(so);

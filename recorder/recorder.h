@@ -10,6 +10,7 @@
 #include "base/result.h"
 #include "profile/profile_data.h"
 #include "recorder/record_stats.h"
+#include "ebpf/unwind/unwind_types.h"
 
 namespace sb::recorder {
 
@@ -26,6 +27,7 @@ struct RecordOptions {
   double duration_s = 0;        // 0: until *stop becomes true
   int frequency_hz = 99;
   bool compare_fp_walk = false;  // benchmark: time a plain frame-pointer walk too
+  uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;  // frames kept per stack (leaf side), 1..SB_MAX_FRAMES
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const LiveStatus&)> on_status;  // called about 4 times a second
   std::function<void()> on_started;  // sampling is attached (after every check passed)

@@ -11,8 +11,7 @@ void SampleAggregator::Add(const sb_sample& s) {
   k.goid = (keep_goid_ && (s.flags & SB_SAMPLE_HAS_GOID)) ? s.goid : 0;
   k.stop_reason = s.stop_reason;
   k.crossed = s.crossed;
-  k.exact[0] = s.exact[0];
-  k.exact[1] = s.exact[1];
+  for (int i = 0; i < SB_MAX_FRAMES / 64; i++) k.exact[i] = s.exact[i];
   k.comm.assign(s.comm, strnlen(s.comm, sizeof(s.comm)));
   uint32_t n = s.nframes > SB_MAX_FRAMES ? SB_MAX_FRAMES : s.nframes;
   k.frames.assign(s.frames, s.frames + n);

@@ -17,7 +17,7 @@ struct StackKey {
   uint64_t goid = 0;  // 0 when unknown
   uint8_t stop_reason = 0;
   uint16_t crossed = 0;
-  uint64_t exact[2] = {0, 0};
+  uint64_t exact[SB_MAX_FRAMES / 64] = {};
   std::string comm;
   std::vector<uint64_t> frames;  // leaf first
   auto operator<=>(const StackKey&) const = default;

@@ -44,6 +44,7 @@ Result<std::unique_ptr<SamplingSession>> SamplingSession::Open(const SessionOpti
   so.frequency_hz = opts.frequency_hz;
   so.track_all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
+  so.max_frames = opts.max_frames;
   auto sampler = unwinder::BpfSampler::Open(so);
   if (!sampler.ok()) return sampler.take_error();
   s->sampler_ = std::move(*sampler);

@@ -22,6 +22,7 @@ struct SessionOptions {
   int frequency_hz = 99;
   bool all = false;  // discover processes: every Go process, including those that start later
   bool compare_fp_walk = false;
+  uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;  // frames kept per stack (leaf side), 1..SB_MAX_FRAMES
   // With `all`: whether a discovered process is wanted (null: every Go process). Called
   // before the process is analysed, so an unwanted one costs nothing.
   std::function<bool(uint32_t pid)> want;

@@ -131,7 +131,7 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
     profile::Sample s;
     std::string callee;
     for (size_t i = 0; i < key.frames.size(); i++) {
-      bool exact = (key.exact[(i >> 6) & 1] >> (i & 63)) & 1;
+      bool exact = (key.exact[(i >> 6) % (SB_MAX_FRAMES / 64)] >> (i & 63)) & 1;
       std::string outer;
       if (auto loc = sym.Location(*p, key.frames[i], exact, callee, &outer)) s.locations.push_back(*loc);
       callee = outer;

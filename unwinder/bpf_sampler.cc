@@ -76,7 +76,28 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
   s->skel_->rodata->self_tgid = static_cast<uint32_t>(getpid());
   s->skel_->rodata->track_all = opts.track_all ? 1 : 0;
   s->skel_->rodata->compare_fp_walk = opts.compare_fp_walk ? 1 : 0;
-  if (int err = sampler_bpf__load(s->skel_); err != 0)
+  if (opts.max_frames < 1 || opts.max_frames > SB_MAX_FRAMES)
+    return MakeError("max frames must be 1.." + std::to_string(SB_MAX_FRAMES) + ", not " +
+                     std::to_string(opts.max_frames));
+  s->max_frames_ = opts.max_frames;
+  // SWITCHBACK_BPF_VERIFIER_LOG=PATH: the verifier's whole log of a successful load, for
+  // tools/bench/verifier_cost.py (what each global function of the unwind core costs it).
+  static std::vector<char> verifier_log;
+  const char* log_path = getenv("SWITCHBACK_BPF_VERIFIER_LOG");
+  if (log_path != nullptr) {
+    verifier_log.assign(size_t{256} << 20, '\0');
+    bpf_program__set_log_buf(s->skel_->progs.sample_cpu, verifier_log.data(), verifier_log.size());
+    bpf_program__set_log_level(s->skel_->progs.sample_cpu, 2);  // every instruction
+  }
+  int load_err = sampler_bpf__load(s->skel_);
+  if (log_path != nullptr) {
+    if (FILE* f = fopen(log_path, "w")) {
+      fputs(verifier_log.data(), f);
+      fclose(f);
+    }
+    std::vector<char>().swap(verifier_log);
+  }
+  if (int err = load_err; err != 0)
     return MakeError("cannot load the BPF sampler (verifier or permissions): " + Errno(err) +
                      " (set SWITCHBACK_BPF_DEBUG=1 for the verifier log)");
   if (auto st = s->Attach(opts.frequency_hz); !st.ok()) return MakeError(st.error());
@@ -166,7 +187,9 @@ Result<uint32_t> BpfSampler::UploadSpDeltas(const std::string& binary_key,
   return base;
 }
 
-Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& info) {
+Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& in) {
+  sb_proc_info info = in;
+  info.max_frames = max_frames_;
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.proc_info), &pid, &info, BPF_ANY) != 0)
     return MakeError("cannot track process " + std::to_string(pid) + ": " + Errno(errno));
   return Status::Ok();

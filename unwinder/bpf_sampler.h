@@ -22,6 +22,8 @@ struct SamplerOptions {
   bool track_all = false;  // report samples of unknown processes (for --all)
   // Benchmark: also time a plain frame-pointer walk of every sample (sb_counters.fp_walk_*).
   bool compare_fp_walk = false;
+  // Frames per stack (1..SB_MAX_FRAMES): every tracked process's sb_proc_info.max_frames.
+  uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
 };
 
 struct BpfProgramStats {
@@ -65,6 +67,7 @@ class BpfSampler {
   ::ring_buffer* procs_rb_ = nullptr;
   std::map<std::string, uint32_t> delta_base_;
   uint32_t delta_used_ = 0;
+  uint32_t max_frames_ = SB_DEFAULT_MAX_FRAMES;
   const SampleFn* cur_sample_fn_ = nullptr;
   const NewProcessFn* cur_proc_fn_ = nullptr;
   int delivered_ = 0;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "unwinder/asm_offsets.h"
+#include "unwinder/call_sites.h"
 #include "unwinder/dwarf_offsets.h"
 #include "unwinder/dwarf_spill_proof.h"
 #include "unwinder/go_offsets_table.h"
@@ -150,6 +151,27 @@ void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, const std:
   }
 }
 
+// The save points of the saved-pc rule (see GoBinaryFacts).
+void CollectSavePoints(const sym::Binary& bin, GoBinaryFacts* f) {
+  const sym::GoPclntab& go = *bin.go();
+  if (auto mcall = go.FindFuncByName("runtime.mcall")) {
+    f->mcall_return_sites = ReturnSitesOfCallsTo(bin, mcall->entry);
+    if (f->mcall_return_sites.empty()) f->missing.push_back("calls to runtime.mcall (no goroutine is crossed under mcall)");
+    if (f->mcall_return_sites.size() > SB_MAX_MCALL_SITES)
+      f->missing.push_back(std::to_string(f->mcall_return_sites.size() - SB_MAX_MCALL_SITES) +
+                           " calls to runtime.mcall past the first " + std::to_string(SB_MAX_MCALL_SITES) +
+                           " (goroutines parked there are not crossed)");
+  }
+  if (auto fn = go.FindFuncByName("runtime.morestack")) f->morestack = fn->entry;
+  if (auto fn = go.FindFuncByName("runtime.morestack_noctxt")) f->morestack_noctxt = fn->entry;
+  if (auto fn = go.FindFuncByName("runtime.systemstack_switch")) {
+    f->systemstack_switch_start = fn->entry;
+    f->systemstack_switch_end = fn->end;
+  } else {
+    f->missing.push_back("function runtime.systemstack_switch");
+  }
+}
+
 void CollectSpDeltas(const sym::GoPclntab& go, GoBinaryFacts* f) {
   for (size_t i = 0; i < go.num_funcs(); i++) {
     auto fn = go.FuncAt(i);
@@ -253,6 +275,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
   CollectRanges(*go, bin.elf(), local_file.empty() ? path : local_file, f.get());
   CollectSpDeltas(*go, f.get());
+  CollectSavePoints(bin, f.get());
   return std::shared_ptr<const GoBinaryFacts>(f);
 }
 
@@ -279,6 +302,17 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     if (pi.nranges >= SB_MAX_RANGES) break;
     pi.ranges[pi.nranges++] =
         sb_range{r.start + bias, r.end + bias, static_cast<uint32_t>(r.kind), static_cast<uint32_t>(r.slot_offset)};
+  }
+  if (facts.morestack) pi.morestack = facts.morestack + bias;
+  if (facts.morestack_noctxt) pi.morestack_noctxt = facts.morestack_noctxt + bias;
+  if (facts.systemstack_switch_start) {
+    pi.sswitch_start = facts.systemstack_switch_start + bias;
+    pi.sswitch_end = facts.systemstack_switch_end + bias;
+  }
+  for (uint64_t site : facts.mcall_return_sites) {
+    if (pi.nmcall_sites >= SB_MAX_MCALL_SITES) break;
+    if (site < facts.text_start || site - facts.text_start > UINT32_MAX) continue;
+    pi.mcall_sites[pi.nmcall_sites++] = static_cast<uint32_t>(site - facts.text_start);
   }
   return pi;
 }

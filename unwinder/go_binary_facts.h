@@ -53,6 +53,15 @@ struct GoBinaryFacts {
   bool systemstack_sched_recipe = false;  // amd64 before Go 1.21
   bool switch_sched_bp_recipe = false;    // arm64 before Go 1.25
   std::vector<FuncRange> ranges;          // roots and switch functions
+  // The save points a resumed goroutine's sched.pc must be (link-time; 0 / empty: not found,
+  // and a goroutine with that save is then not crossed): the return sites of the calls to
+  // runtime.mcall, morestack's two entries (it saves the pc after f's call), and the range
+  // of systemstack_switch (gosave_systemstack_switch's save).
+  std::vector<uint64_t> mcall_return_sites;
+  uint64_t morestack = 0;
+  uint64_t morestack_noctxt = 0;
+  uint64_t systemstack_switch_start = 0;
+  uint64_t systemstack_switch_end = 0;
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start
 };

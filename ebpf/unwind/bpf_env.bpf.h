@@ -31,6 +31,10 @@ SB_INLINE int sb_delta_entry(void *env, __u32 index, struct sb_sp_delta *out) {
 
 #define SB_LOOP(n, callback, ctx) bpf_loop((n), (callback), (ctx), 0)
 
+/* Hides what the compiler knows of x, so that a mask applied after it stays in the code (the
+ * verifier needs the mask to bound an array index; clang drops it when a compare implies it). */
+#define SB_OPAQUE(x) asm volatile("" : "+r"(x))
+
 /* A BPF program samples processes of the kernel's architecture only (see unwind_core.h). */
 #if defined(__TARGET_ARCH_arm64)
 #define SB_ARM64(st) 1

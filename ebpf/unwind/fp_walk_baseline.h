@@ -25,10 +25,11 @@ static long sb_fp_walk_step(sb_u32 index, void *ctx) {
   return 0;
 }
 
-/* Returns the number of frames found above the leaf. */
-SB_INLINE sb_u32 sb_fp_walk_baseline(void *env, sb_u64 fp) {
+/* Returns the number of frames found above the leaf (at most max_frames - 1, like the unwind). */
+SB_INLINE sb_u32 sb_fp_walk_baseline(void *env, sb_u64 fp, sb_u32 max_frames) {
   struct sb_fp_walk w = {fp, 0, env};
-  SB_LOOP(SB_MAX_FRAMES, sb_fp_walk_step, &w);
+  if (max_frames == 0 || max_frames > SB_MAX_FRAMES) max_frames = SB_DEFAULT_MAX_FRAMES;
+  SB_LOOP(max_frames - 1, sb_fp_walk_step, &w);
   return w.frames;
 }
 

@@ -24,8 +24,12 @@
  * the other architecture's paths are then dead code, which keeps the verifier's state count
  * under its one-million-instruction limit. The host build (coredump replay) decides per
  * process. */
+#ifndef SB_OPAQUE
+#define SB_OPAQUE(x) ((void)0)
+#endif
+
 #ifndef SB_ARM64
-#define SB_ARM64(st) ((st)->arm64)
+#define SB_ARM64(st) ((st)->w->arm64)
 #endif
 
 /* Go's _Gcopystack: the goroutine's stack is being copied, its saved sp/bp are stale. */
@@ -33,7 +37,10 @@
 /* Binary search steps over the sp_deltas array: enough for 4M entries. */
 #define SB_DELTA_SEARCH_STEPS 22
 
-struct sb_unwind_state {
+/* The walk: scalars only, so that BPF global functions (each crossing, the frame step, the g/m
+ * loads) can take it as a plain memory argument (a pointer inside it would reach them as a
+ * number and could not be followed). */
+struct sb_walk {
   sb_u64 pc;
   sb_u64 sp;
   sb_u64 fp;
@@ -44,6 +51,8 @@ struct sb_unwind_state {
   sb_u64 m;
   sb_u64 g0;
   sb_u64 curg;
+  sb_u64 label_g;        /* the goroutine the sample is labelled with (its goid in out->goid;
+                            its labels, issue 14): 0 when none */
   sb_u8 exact_sp;        /* sp is exact for the current frame: the pcsp rule applies */
   sb_u8 frame_exact;     /* the current pc is exact (not a return address) */
   sb_u8 on_g0;           /* walking the g0 stack of the sampled thread */
@@ -53,16 +62,34 @@ struct sb_unwind_state {
   sb_u8 lr_at_frame_top; /* arm64 crosscall2: LR and R29 saved at the top of its frame, not at SP */
   sb_u8 scheduling;      /* runtime.schedule is on this g0 stack: m.curg is the next goroutine */
   sb_u8 arm64;
+  sb_u32 max_frames;     /* the frame limit of this walk (1..SB_MAX_FRAMES) */
+  sb_u64 env;            /* the includer's environment (host: its HostEnv; BPF: 0) */
+};
+
+/* What every function of the core works on: the walk and the maps' values it reads and fills
+ * (each a map value or stack pointer, so they can be global functions' arguments). */
+struct sb_unwind_state {
+  struct sb_walk *w;
   const struct sb_proc_info *pi;
   struct sb_sample *out;
   struct sb_counters *cnt;
-  void *env;
 };
+
+#define SB_ENV(st) ((void *)(unsigned long)(st)->w->env)
 
 SB_INLINE int sb_read_u64(struct sb_unwind_state *st, sb_u64 addr, sb_u64 *v) {
   *v = 0;
   if (addr == 0) return -1;
-  return sb_read(st->env, v, sizeof(*v), addr);
+  return sb_read(SB_ENV(st), v, sizeof(*v), addr);
+}
+
+/* Labels the sample with goroutine gp: its goid, and gp itself in st->w->label_g. */
+SB_INLINE void sb_name_goroutine(struct sb_unwind_state *st, sb_u64 gp) {
+  sb_u64 goid = 0;
+  if (gp == 0 || sb_read_u64(st, gp + st->pi->off.g_goid, &goid) || goid == 0) return;
+  st->out->goid = goid;
+  st->out->flags |= SB_SAMPLE_HAS_GOID;
+  st->w->label_g = gp;
 }
 
 SB_INLINE long sb_stop(struct sb_unwind_state *st, int reason) {
@@ -132,9 +159,9 @@ SB_INLINE int sb_lookup_sp_delta(struct sb_unwind_state *st, sb_u64 pc, sb_s32 *
   const struct sb_proc_info *pi = st->pi;
   if (pi->delta_count == 0 || !sb_in_go_text(pi, pc)) return -1;
   sb_u32 off = (sb_u32)(pc - pi->text_start);
-  long idx = sb_find_delta_run((sb_u64)st->env, pi->delta_first, pi->delta_count, off);
+  long idx = sb_find_delta_run(st->w->env, pi->delta_first, pi->delta_count, off);
   struct sb_sp_delta e;
-  if (idx < 0 || sb_delta_entry(st->env, (sb_u32)idx, &e) != 0) return -1;
+  if (idx < 0 || sb_delta_entry(SB_ENV(st), (sb_u32)idx, &e) != 0) return -1;
   if (e.pc_off > off || e.delta < 0) return -1;
   *delta = e.delta;
   return 0;
@@ -143,37 +170,27 @@ SB_INLINE int sb_lookup_sp_delta(struct sb_unwind_state *st, sb_u64 pc, sb_s32 *
 SB_INLINE void sb_emit(struct sb_unwind_state *st, sb_u64 pc, int exact) {
   struct sb_sample *out = st->out;
   sb_u32 n = out->nframes;
-  if (n >= SB_MAX_FRAMES) return;
+  if (n >= SB_MAX_FRAMES || n >= st->w->max_frames) return;
+  SB_OPAQUE(n);
   out->frames[n & (SB_MAX_FRAMES - 1)] = pc;
-  if (exact) out->exact[(n >> 6) & 1] |= 1ull << (n & 63);
+  if (exact) out->exact[(n >> 6) & (SB_MAX_FRAMES / 64 - 1)] |= 1ull << (n & 63);
   out->nframes = n + 1;
 }
 
 /* Moves the walk onto a goroutine stack whose saved state says: the next frame to emit is
  * `pc`, its frame pointer is `fp`. */
 SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb_u64 fp) {
-  st->pc = pc;
-  st->sp = sp;
-  st->fp = fp;
-  st->prev_fp = 0; /* a different stack: addresses are not comparable with the last one */
+  st->w->pc = pc;
+  st->w->sp = sp;
+  st->w->fp = fp;
+  st->w->prev_fp = 0; /* a different stack: addresses are not comparable with the last one */
   /* arm64 walks Go frames by SP: a saved sp (sched.sp) is exact; 0 means derive from fp. */
-  st->exact_sp = SB_ARM64(st) && sp != 0;
-  st->frame_exact = 0;
-  st->lr_valid = 0;
-  st->lr_at_frame_top = 0;
-  st->scheduling = 0;
-  st->on_g0 = 0;
-}
-
-/* Reads a goroutine's saved scheduling state and checks it can be trusted. */
-SB_INLINE int sb_read_sched(struct sb_unwind_state *st, sb_u64 gp, sb_u64 *sp, sb_u64 *pc,
-                            sb_u64 *bp) {
-  const struct sb_go_offsets *o = &st->pi->off;
-  sb_u64 base = gp + o->g_sched;
-  if (sb_read_u64(st, base + o->gobuf_sp, sp) || sb_read_u64(st, base + o->gobuf_pc, pc) ||
-      sb_read_u64(st, base + o->gobuf_bp, bp))
-    return -1;
-  return 0;
+  st->w->exact_sp = SB_ARM64(st) && sp != 0;
+  st->w->frame_exact = 0;
+  st->w->lr_valid = 0;
+  st->w->lr_at_frame_top = 0;
+  st->w->scheduling = 0;
+  st->w->on_g0 = 0;
 }
 
 SB_INLINE int sb_sp_in_stack(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp) {
@@ -187,9 +204,155 @@ SB_INLINE int sb_sp_in_stack(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp) {
 /* The user goroutine under a g0 stack: m.curg, when it still belongs to this m. */
 SB_INLINE sb_u64 sb_live_curg(struct sb_unwind_state *st) {
   sb_u64 curg_m = 0;
-  if (st->curg == 0) return 0;
-  if (sb_read_u64(st, st->curg + st->pi->off.g_m, &curg_m) || curg_m != st->m) return 0;
-  return st->curg;
+  if (st->w->curg == 0) return 0;
+  if (sb_read_u64(st, st->w->curg + st->pi->off.g_m, &curg_m) || curg_m != st->w->m) return 0;
+  return st->w->curg;
+}
+
+/* The saved-pc rule. A goroutine's gobuf says where it stopped; who saved it is known from the
+ * pc alone, and a crossing accepts only the save its own switch makes, so a goroutine that
+ * stopped somewhere else since (parked again, preempted at a stack check) is never attached:
+ *   mcall                      saves its own return address: a return site of a call to
+ *                              runtime.mcall (the host decodes them all: mcall_sites);
+ *   morestack                  the pc right after f's call to morestack / morestack_noctxt
+ *                              (checked in the text: CALL rel32 / BL imm26 to one of them);
+ *   gosave_systemstack_switch  a pc in runtime.systemstack_switch (systemstack, asmcgocall). */
+#define SB_SAVE_MCALL 1
+#define SB_SAVE_MORESTACK 2
+#define SB_SAVE_SYSTEMSTACK 3
+
+/* Whether pc is a return site of a call to runtime.mcall: a scan of the sorted offsets that
+ * stops at the first one past pc (a binary search cost the verifier 66 k instructions: every
+ * (lo, hi) pair is a state of its own; the scan's iterations all end in the same state). */
+SB_SUBPROG int sb_is_mcall_site(const struct sb_proc_info *pi, sb_u64 pc) {
+  if (!pi || pc < pi->text_start || pc - pi->text_start > 0xffffffffull) return 0;
+  sb_u32 off = (sb_u32)(pc - pi->text_start);
+  for (int i = 0; i < SB_MAX_MCALL_SITES; i++) {
+    if ((sb_u32)i >= pi->nmcall_sites) break;
+    sb_u32 v = pi->mcall_sites[i];
+    if (v >= off) return v == off;
+  }
+  return 0;
+}
+
+/* Whether the instruction that ends right before pc is a direct call to runtime.morestack or
+ * runtime.morestack_noctxt (read from the process's text: that code has just run). */
+SB_INLINE int sb_after_morestack_call(struct sb_unwind_state *st, sb_u64 pc) {
+  const struct sb_proc_info *pi = st->pi;
+  sb_u64 target = 0;
+  if (pi->morestack == 0 || pc < 8) return 0;
+  if (SB_ARM64(st)) {
+    sb_u32 word = 0;
+    if (sb_read(SB_ENV(st), &word, sizeof(word), pc - 4) || (word & 0xFC000000u) != 0x94000000u) return 0;
+    sb_s64 imm = (sb_s64)((sb_s32)(word << 6) >> 6) * 4; /* BL imm26, sign-extended, in words */
+    target = pc - 4 + (sb_u64)imm;
+  } else {
+    sb_u8 b[5] = {};
+    if (sb_read(SB_ENV(st), b, sizeof(b), pc - 5) || b[0] != 0xE8) return 0;
+    sb_s32 rel = (sb_s32)((sb_u32)b[1] | (sb_u32)b[2] << 8 | (sb_u32)b[3] << 16 | (sb_u32)b[4] << 24);
+    target = pc + (sb_u64)(sb_s64)rel; /* CALL rel32 */
+  }
+  return target == pi->morestack || (pi->morestack_noctxt != 0 && target == pi->morestack_noctxt);
+}
+
+SB_INLINE int sb_save_is(struct sb_unwind_state *st, sb_u64 pc, int save) {
+  const struct sb_proc_info *pi = st->pi;
+  if (save == SB_SAVE_MCALL) return sb_is_mcall_site(pi, pc);
+  if (save == SB_SAVE_MORESTACK) return sb_after_morestack_call(st, pc);
+  return pi->sswitch_start != 0 && pc >= pi->sswitch_start && pc < pi->sswitch_end;
+}
+
+/* The one reader of a goroutine's gobuf: every crossing that resumes a goroutine from its
+ * saved state comes here with the save its switch makes (SB_SAVE_*). The saved pc must be
+ * that save (the rule above), the saved sp inside the goroutine's stack; otherwise the
+ * goroutine is not this stack's caller and the walk stops with stale_goroutine. Then the walk
+ * moves onto the goroutine the way Go's traceback starts from a gobuf:
+ *   mcall      the pc is a return address in a frame that is set up: walk on from pc/sp/bp;
+ *   morestack  f was stopped in its prologue, before its frame exists: emit f (the pc), then
+ *              its caller, whose return address is only in sched.lr on arm64 (Go's traceback
+ *              starts with lr = gp.sched.lr) and at [sched.sp] on amd64 (the CALL pushed it);
+ *   systemstack_switch  the two recipes of sb_cross_saved_switch.
+ * Returns 0 when the walk continues on the goroutine, 1 when it stopped, -1 when the caller
+ * continues with an ordinary frame step. */
+SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 gp, int save) {
+  const struct sb_go_offsets *o = &st->pi->off;
+  sb_u64 base = gp + o->g_sched;
+  sb_u64 sp = 0, pc = 0, bp = 0;
+  if (gp == 0) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+  if (sb_read_u64(st, base + o->gobuf_sp, &sp) || sb_read_u64(st, base + o->gobuf_pc, &pc) ||
+      sb_read_u64(st, base + o->gobuf_bp, &bp))
+    return sb_cross_stopped(st, crossing, save == SB_SAVE_SYSTEMSTACK ? SB_STOP_READ_FAULT : SB_STOP_STALE_GOROUTINE);
+  if (sp == 0 || pc == 0 || !sb_save_is(st, pc, save))
+    return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+  if (save == SB_SAVE_MCALL) {
+    if (!sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    sb_switch_to(st, pc, sp, bp);
+    sb_crossed(st, crossing);
+    return 0;
+  }
+  if (save == SB_SAVE_MORESTACK) {
+    /* While the stack is being copied (status copystack) the saved frame pointers are being
+     * rewritten: some point into the new stack, some still into the old one. Return addresses
+     * and frame sizes never change, though, and sched.sp always names a whole copy (the old
+     * stack until copystack swaps gp.stack and sched.sp, the fully copied new one after; the
+     * old one is freed only after that). So the goroutine is walked by SP and pcsp alone, as
+     * Go's own traceback does: on arm64 that is how Go frames are always walked, on amd64 a
+     * zero frame pointer keeps the pcsp step going for this stack. Only when sched.sp is
+     * outside g.stack (the instant between the two stores of the swap) does the walk stop
+     * with `copystack`, after f and its caller. */
+    sb_u32 status = 0;
+    sb_u64 ret = 0;
+    if (sb_read(SB_ENV(st), &status, sizeof(status), gp + o->g_atomicstatus))
+      return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+    int copying = status == SB_GO_STATUS_COPYSTACK;
+    int in_stack = sb_sp_in_stack(st, gp, sp);
+    if (!in_stack && !copying) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    if (sb_read_u64(st, SB_ARM64(st) ? base + o->gobuf_lr : sp, &ret))
+      return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+    sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
+    if (!in_stack) {
+      if (ret != 0) sb_emit(st, ret, 0);
+      return sb_cross_stopped(st, crossing, SB_STOP_COPYSTACK);
+    }
+    sb_switch_to(st, ret, SB_ARM64(st) ? sp : sp + 8, bp); /* amd64: past the pushed return address */
+    if (copying && !SB_ARM64(st)) {
+      /* No trusted frame pointer (fp 0): the amd64 pcsp step keeps walking by SP. No flag of
+       * its own: every extra state bit multiplies the BPF verifier's work. */
+      st->w->fp = 0;
+      st->w->exact_sp = 1; /* f's caller's SP: just above f's return address */
+    }
+    sb_crossed(st, crossing);
+    return 0;
+  }
+  if ((st->pi->flags & SB_PI_SWITCH_SCHED_BP) || (SB_ARM64(st) && crossing == SB_CROSS_ASMCGOCALL)) {
+    /* arm64 before Go 1.25: the switch function has a frame on the goroutine stack and
+     * gosave_systemstack_switch saved its frame pointer in sched.bp; on g0 it loaded R29 from
+     * g0.sched.bp, so the g0 chain does not lead back. Continue at that frame record. */
+    if (bp == 0 || !sb_sp_in_stack(st, gp, bp))
+      return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    st->w->fp = bp;
+    st->w->sp = bp + 8; /* the switch function's own SP on the goroutine stack */
+    st->w->prev_fp = 0;
+    st->w->on_g0 = 0;
+    st->w->exact_sp = 1;
+    st->w->frame_exact = 0;
+    sb_crossed(st, crossing);
+    return -1; /* the step from the switch function's own frame yields its caller */
+  }
+  /* amd64 before Go 1.21: F's return address at curg.sched.sp, its frame pointer sched.bp. */
+  if (!sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+  sb_u64 caller = 0;
+  if (sb_read_u64(st, sp, &caller)) return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+  if (bp == 0) {
+    /* Go 1.19 while C calls back into Go: curg.sched.bp is 0 (found in a cgocallback core).
+     * F is mid-body, so its frame pointer is where its prologue pushed BP, right below its
+     * return address: F's SP (sp + 8) + pcsp delta - 8. Only for a Go frame with a BP slot. */
+    sb_s32 d = 0;
+    if (sb_lookup_sp_delta(st, caller - 1, &d) == 0 && d >= 16) bp = sp + (sb_u64)d;
+  }
+  sb_switch_to(st, caller, sp + 8, bp);
+  sb_crossed(st, crossing);
+  return 0;
 }
 
 /* runtime.systemstack and runtime.asmcgocall on g0. Both save their caller's state with
@@ -209,76 +372,43 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
   if (recipe == 0) {
     /* The frame pointer chain continues into the goroutine stack by itself: the switch
      * function's frame record on g0 links to its caller's frame on the goroutine stack. */
-    st->on_g0 = 0;
-    st->switch_pending = 1;
+    st->w->on_g0 = 0;
+    st->w->switch_pending = 1;
     /* The frame record, not the SP, leads off g0: an SP walk (arm64 walks Go frames by SP)
      * would read the fake return address into mstart at g0.sched.sp (found in the Go 1.27 arm64
      * systemstack core, which ended at runtime.mstart). */
-    st->exact_sp = 0;
+    st->w->exact_sp = 0;
     sb_crossed(st, crossing);
     return -1; /* caller continues with an ordinary frame-pointer step */
   }
-  sb_u64 sp = 0, pc = 0, bp = 0;
-  if (sb_read_sched(st, gp, &sp, &pc, &bp))
-    return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
-  if (recipe & SB_PI_SWITCH_SCHED_BP) {
-    /* arm64 before Go 1.25: the switch function has a frame on the goroutine stack and
-     * gosave_systemstack_switch saved its frame pointer in sched.bp; on g0 it loaded R29 from
-     * g0.sched.bp, so the g0 chain does not lead back. Continue at that frame record. */
-    if (bp == 0 || !sb_sp_in_stack(st, gp, bp))
-      return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
-    st->fp = bp;
-    st->sp = bp + 8; /* the switch function's own SP on the goroutine stack */
-    st->prev_fp = 0;
-    st->on_g0 = 0;
-    st->exact_sp = 1;
-    st->frame_exact = 0;
-    sb_crossed(st, crossing);
-    return -1; /* the step from the switch function's own frame yields its caller */
-  }
-  /* amd64 before Go 1.21: F's return address at curg.sched.sp, its frame pointer sched.bp. */
-  if (sp == 0 || !sb_sp_in_stack(st, gp, sp))
-    return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
-  sb_u64 caller = 0;
-  if (sb_read_u64(st, sp, &caller))
-    return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
-  if (bp == 0) {
-    /* Go 1.19 while C calls back into Go: curg.sched.bp is 0 (found in a cgocallback core).
-     * F is mid-body, so its frame pointer is where its prologue pushed BP, right below its
-     * return address: F's SP (sp + 8) + pcsp delta - 8. Only for a Go frame with a BP slot. */
-    sb_s32 d = 0;
-    if (sb_lookup_sp_delta(st, caller - 1, &d) == 0 && d >= 16) bp = sp + (sb_u64)d;
-  }
-  sb_switch_to(st, caller, sp + 8, bp);
-  sb_crossed(st, crossing);
-  return 0;
+  return sb_gobuf_resume(st, crossing, gp, SB_SAVE_SYSTEMSTACK);
 }
 
 /* runtime.mcall on g0: the goroutine that called mcall saved its caller's pc/sp/bp in
  * g.sched. It is m.curg until the callee runs dropg(); after that, amd64's mcall pushed the
  * old g on the g0 stack (PUSHQ AX) at g0.sched.sp - 8. A candidate from that slot is used
- * only if it is still parked (g.m == 0) with a saved sp inside its own stack. */
+ * only if it is still parked (g.m == 0) and its gobuf is mcall's save (sb_gobuf_resume). */
 SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 gp = sb_live_curg(st);
   /* Under schedule (after dropg), execute may already have set m.curg to the goroutine it is
    * about to run: that is not the one that called mcall (found in a Go 1.23 arm64 core sampled
    * in gogo). Only the g0 slot can name the caller then. */
-  int from_slot = gp == 0 || st->scheduling;
+  int from_slot = gp == 0 || st->w->scheduling;
   /* mcall(goexit0) past its dropg: the goroutine has exited. The g0 slot still names its g,
    * but that g is dead and gfput may already have handed it to a new goroutine, which would
    * pass every check below: the stack is whole as it is (nothing to cross, no counter). */
-  if (from_slot && sb_classify(st->pi, st->last_pc - 1) == SB_FN_GOEXIT0)
+  if (from_slot && sb_classify(st->pi, st->w->last_pc - 1) == SB_FN_GOEXIT0)
     return sb_stop(st, SB_STOP_GOROUTINE_EXITED);
   sb_count(st, SB_CROSS_MCALL, SB_CNT_ATTEMPTS);
   /* The g0 slot holds the goroutine for sure on amd64 (mcall's PUSHQ AX at g0.sched.sp - 8);
    * on arm64 only once the callee (the frame just below mcall) has spilled its argument, at
    * the offset decoded from that callee's prologue. */
-  long slot_off = SB_ARM64(st) ? sb_spill_slot(st->pi, st->last_pc - 1) : -8;
+  long slot_off = SB_ARM64(st) ? sb_spill_slot(st->pi, st->w->last_pc - 1) : -8;
   if (from_slot) gp = 0;
   if (gp == 0 && slot_off <= 0) {
     sb_u64 g0_sp = 0, cand = 0, cand_m = 1;
-    if (sb_read_u64(st, st->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
+    if (sb_read_u64(st, st->w->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
         sb_read_u64(st, g0_sp + (sb_u64)slot_off, &cand) ||
         sb_read_u64(st, cand + o->g_m, &cand_m))
       return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
@@ -286,82 +416,30 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
      * this very M picked it again (m.curg, g.m = m): gogo has not run yet (we are on g0), so
      * its sched is still what mcall saved (Gosched with one runnable goroutine does this on
      * every call). */
-    if (cand_m != 0 && !(cand_m == st->m && cand == st->curg))
+    if (cand_m != 0 && !(cand_m == st->w->m && cand == st->w->curg))
       return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
     gp = cand;
   }
-  if (gp == 0) return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
-  sb_u64 sp = 0, pc = 0, bp = 0;
-  if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0 || !sb_sp_in_stack(st, gp, sp))
-    return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
-  sb_switch_to(st, pc, sp, bp);
-  sb_crossed(st, SB_CROSS_MCALL);
-  if (from_slot || !(st->out->flags & SB_SAMPLE_HAS_GOID)) {  /* found through the g0 slot: name it */
-    sb_u64 goid = 0;
-    if (sb_read_u64(st, gp + o->g_goid, &goid) == 0 && goid != 0) {
-      st->out->goid = goid;
-      st->out->flags |= SB_SAMPLE_HAS_GOID;
-    }
-  }
+  long r = sb_gobuf_resume(st, SB_CROSS_MCALL, gp, SB_SAVE_MCALL);
+  if (r != 0) return r;
+  /* found through the g0 slot: name it */
+  if (from_slot || !(st->out->flags & SB_SAMPLE_HAS_GOID)) sb_name_goroutine(st, gp);
   return 0;
-}
-
-/* The return address of a function stopped in its prologue by morestack: amd64 keeps it at
- * the function's SP (the CALL pushed it), arm64 in the link register, which morestack saved as
- * sched.lr. */
-SB_INLINE int sb_morestack_caller(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp, sb_u64 *ret) {
-  if (SB_ARM64(st)) return sb_read_u64(st, gp + st->pi->off.g_sched + st->pi->off.gobuf_lr, ret);
-  return sb_read_u64(st, sp, ret);
 }
 
 /* runtime.morestack on g0 (newstack and what it calls): the goroutine was stopped in f's
- * prologue. curg.sched.pc is in f, *(curg.sched.sp) is f's return address, and
- * curg.sched.bp is f's caller's frame pointer (f had not pushed one yet).
- * While the stack is being copied (status copystack) the saved frame pointers are being
- * rewritten: some point into the new stack, some still into the old one. Return addresses
- * and frame sizes never change, though, and sched.sp always names a whole copy (the old stack
- * until copystack swaps gp.stack and sched.sp, the fully copied new one after; the old one is
- * freed only after that). So the goroutine is walked by SP and pcsp alone, as Go's own
- * traceback does: on arm64 that is how Go frames are always walked, on amd64 a zero frame
- * pointer keeps the pcsp step going for this stack. Only when sched.sp is outside g.stack
- * (the instant between the two stores of the swap) does the walk stop with `copystack`,
- * after f and its caller. */
+ * prologue; its gobuf is morestack's save (sb_gobuf_resume walks f, then f's caller). Under
+ * runtime.schedule (newstack preempted it: gopreempt_m -> dropg -> schedule), m.curg may
+ * already be the next goroutine that execute picked: not this stack's, so not crossed. */
 SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   sb_count(st, SB_CROSS_MORESTACK, SB_CNT_ATTEMPTS);
-  const struct sb_go_offsets *o = &st->pi->off;
-  sb_u64 gp = sb_live_curg(st);
-  if (gp == 0) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
-  sb_u32 status = 0;
-  if (sb_read(st->env, &status, sizeof(status), gp + o->g_atomicstatus))
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
-  int copying = status == SB_GO_STATUS_COPYSTACK;
-  sb_u64 sp = 0, pc = 0, bp = 0, ret = 0;
-  if (sb_read_sched(st, gp, &sp, &pc, &bp) || sp == 0 || pc == 0)
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
-  int in_stack = sb_sp_in_stack(st, gp, sp);
-  if (!in_stack && !copying) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
-  if (sb_morestack_caller(st, gp, sp, &ret))
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_READ_FAULT);
-  if (!in_stack) {
-    sb_emit(st, pc, 0);
-    if (ret != 0) sb_emit(st, ret, 0);
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_COPYSTACK);
-  }
-  sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
-  sb_switch_to(st, ret, SB_ARM64(st) ? sp : sp + 8, bp); /* amd64: past the pushed return address */
-  if (copying && !SB_ARM64(st)) {
-    /* No trusted frame pointer (fp 0): the amd64 pcsp step keeps walking by SP. No flag of its
-     * own: every extra state bit multiplies the BPF verifier's work. */
-    st->fp = 0;
-    st->exact_sp = 1; /* f's caller's SP: just above f's return address */
-  }
-  sb_crossed(st, SB_CROSS_MORESTACK);
-  return 0;
+  sb_u64 gp = st->w->scheduling ? 0 : sb_live_curg(st);
+  return sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK);
 }
 
 SB_INLINE int sb_vdso_active(struct sb_unwind_state *st) {
   sb_u64 vsp = 0;
-  return sb_read_u64(st, st->m + st->pi->off.m_vdsosp, &vsp) == 0 && vsp != 0;
+  return sb_read_u64(st, st->w->m + st->pi->off.m_vdsosp, &vsp) == 0 && vsp != 0;
 }
 
 /* vDSO code, called by nanotime1 / time.now / walltime after they recorded in m.vdsoPC the
@@ -369,10 +447,10 @@ SB_INLINE int sb_vdso_active(struct sb_unwind_state *st) {
  * the g0 stack). The calling function's saved frame pointer sits at vdsoSP - 16 (amd64). */
 SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
   const struct sb_go_offsets *o = &st->pi->off;
-  if (st->m == 0) return -1;
+  if (st->w->m == 0) return -1;
   sb_count(st, SB_CROSS_VDSO, SB_CNT_ATTEMPTS);
   sb_u64 vsp = 0, vpc = 0;
-  if (sb_read_u64(st, st->m + o->m_vdsosp, &vsp) || sb_read_u64(st, st->m + o->m_vdsopc, &vpc) ||
+  if (sb_read_u64(st, st->w->m + o->m_vdsosp, &vsp) || sb_read_u64(st, st->w->m + o->m_vdsopc, &vpc) ||
       vsp == 0 || vpc == 0)
     return sb_cross_stopped(st, SB_CROSS_VDSO, SB_STOP_STALE_GOROUTINE);
   /* The frame record of the function that called the vDSO: amd64 time.now/nanotime1 pushed
@@ -382,11 +460,11 @@ SB_INLINE long sb_cross_vdso(struct sb_unwind_state *st) {
   sb_u64 caller_fp = 0;
   if (sb_read_u64(st, record, &caller_fp))
     return sb_cross_stopped(st, SB_CROSS_VDSO, SB_STOP_READ_FAULT);
-  int was_g0 = st->on_g0;
+  int was_g0 = st->w->on_g0;
   /* vdsoSP is the SP of the frame vdsoPC returns into (arm64 nanotime1: `$ret-8(FP)`), so on
    * arm64 the SP walk continues from it exactly. */
   sb_switch_to(st, vpc, vsp, caller_fp);
-  st->on_g0 = (sb_u8)was_g0; /* vdsoSP is on whichever stack the caller ran on */
+  st->w->on_g0 = (sb_u8)was_g0; /* vdsoSP is on whichever stack the caller ran on */
   sb_crossed(st, SB_CROSS_VDSO);
   return 0;
 }
@@ -420,20 +498,16 @@ SB_INLINE long sb_cross_signal(struct sb_unwind_state *st, sb_u64 entry_sp) {
   }
   if (pc == 0 || sp == 0) return sb_cross_stopped(st, SB_CROSS_SIGNAL, SB_STOP_END_OF_CHAIN);
   sb_switch_to(st, pc, sp, fp);
-  st->exact_sp = 1;
-  st->frame_exact = 1;
-  st->lr = lr;
-  st->lr_valid = SB_ARM64(st);
-  if (st->m != 0 && (st->pi->flags & SB_PI_HAS_OFFSETS)) {
+  st->w->exact_sp = 1;
+  st->w->frame_exact = 1;
+  st->w->lr = lr;
+  st->w->lr_valid = SB_ARM64(st);
+  if (st->w->m != 0 && (st->pi->flags & SB_PI_HAS_OFFSETS)) {
     sb_u64 gp = sb_live_curg(st);
-    if (st->g0 != 0 && sb_sp_in_stack(st, st->g0, sp)) {
-      st->on_g0 = 1;
+    if (st->w->g0 != 0 && sb_sp_in_stack(st, st->w->g0, sp)) {
+      st->w->on_g0 = 1;
     } else if (gp != 0 && sb_sp_in_stack(st, gp, sp) && !(st->out->flags & SB_SAMPLE_HAS_GOID)) {
-      sb_u64 goid = 0;
-      if (sb_read_u64(st, gp + st->pi->off.g_goid, &goid) == 0 && goid != 0) {
-        st->out->goid = goid;
-        st->out->flags |= SB_SAMPLE_HAS_GOID;
-      }
+      sb_name_goroutine(st, gp);
     }
   }
   sb_crossed(st, SB_CROSS_SIGNAL);
@@ -451,8 +525,8 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 g0_sp = 0, ret = 0, caller_fp = 0;
   sb_s32 delta = 0;
-  if (st->m == 0 || st->g0 == 0 || sb_read_u64(st, st->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
-      g0_sp == 0 || !sb_sp_in_stack(st, st->g0, g0_sp))
+  if (st->w->m == 0 || st->w->g0 == 0 || sb_read_u64(st, st->w->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
+      g0_sp == 0 || !sb_sp_in_stack(st, st->w->g0, g0_sp))
     return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_STALE_GOROUTINE);
   if (sb_lookup_sp_delta(st, lookup_pc, &delta) != 0)
     return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_END_OF_CHAIN);
@@ -485,9 +559,9 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
     }
   }
   sb_switch_to(st, ret, c2_sp, caller_fp);
-  st->exact_sp = 1;
-  st->lr_at_frame_top = SB_ARM64(st);
-  st->on_g0 = 1;
+  st->w->exact_sp = 1;
+  st->w->lr_at_frame_top = SB_ARM64(st);
+  st->w->on_g0 = 1;
   sb_crossed(st, SB_CROSS_CGOCALLBACK);
   return 0;
 }
@@ -495,7 +569,7 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
 /* One step to the caller of the current frame. */
 SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
   sb_s32 delta = 0;
-  if (SB_ARM64(st) && sb_in_go_text(st->pi, st->pc)) {
+  if (SB_ARM64(st) && sb_in_go_text(st->pi, st->w->pc)) {
     /* arm64 Go frames are walked by SP, the way Go's own traceback walks them: the prologue
      * stores LR at the new SP (MOVD.W R30, -size(RSP)) and the caller's R29 just below it, so
      * the return address is at [SP] and the caller's SP is SP + pcsp delta. Frame pointers
@@ -503,177 +577,238 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
      * the old stack. Where only R29 is known (after a switch), SP = R29 + 8. With no frame yet
      * (delta 0: a frameless leaf, or the first prologue instruction) the return address is
      * still in LR. */
-    sb_u64 sp = st->exact_sp ? st->sp : st->fp + 8;
-    if (sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
-      sb_u64 ret = 0, caller_fp = st->fp;
-      if (st->lr_at_frame_top && delta >= 16) {
+    sb_u64 sp = st->w->exact_sp ? st->w->sp : st->w->fp + 8;
+    if (sb_lookup_sp_delta(st, st->w->frame_exact ? st->w->pc : st->w->pc - 1, &delta) == 0) {
+      sb_u64 ret = 0, caller_fp = st->w->fp;
+      if (st->w->lr_at_frame_top && delta >= 16) {
         if (sb_read_u64(st, sp + (sb_u64)delta - 8, &ret) || sb_read_u64(st, sp + (sb_u64)delta - 16, &caller_fp))
           return sb_stop(st, SB_STOP_READ_FAULT);
       } else if (delta == 0) {
-        if (!st->lr_valid) return sb_stop(st, SB_STOP_END_OF_CHAIN);
-        ret = st->lr;
+        if (!st->w->lr_valid) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+        ret = st->w->lr;
         sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
         sb_crossed(st, SB_CROSS_LEAF);
       } else {
         if (sb_read_u64(st, sp, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
         if (sb_read_u64(st, sp - 8, &caller_fp)) caller_fp = 0; /* only needed to leave Go code */
-        if (st->fp != sp - 8 && st->exact_sp && st->frame_exact) {  /* R29 not set up yet */
+        if (st->w->fp != sp - 8 && st->w->exact_sp && st->w->frame_exact) {  /* R29 not set up yet */
           sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
           sb_crossed(st, SB_CROSS_LEAF);
         }
       }
       if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
-      st->pc = ret;
-      st->sp = sp + (sb_u64)delta;
-      st->fp = caller_fp;
-      st->exact_sp = 1;
-      st->frame_exact = 0;
-      st->lr_valid = 0;
-      st->prev_fp = 0;
-      st->lr_at_frame_top = 0;
-      if (st->injected_call) {
+      st->w->pc = ret;
+      st->w->sp = sp + (sb_u64)delta;
+      st->w->fp = caller_fp;
+      st->w->exact_sp = 1;
+      st->w->frame_exact = 0;
+      st->w->lr_valid = 0;
+      st->w->prev_fp = 0;
+      st->w->lr_at_frame_top = 0;
+      if (st->w->injected_call) {
         /* asyncPreempt, "called" by the signal handler's pushCall: it lowered the interrupted
          * SP by 16 and stored the interrupted LR there, then set LR to the interrupted pc. That
          * pc is exact; the interrupted function's SP is 16 higher, and where it has no frame
          * yet (pcsp 0: a leaf or a prologue) its return address is the stored LR. */
         sb_u64 saved_lr = 0;
-        if (sb_read_u64(st, st->sp, &saved_lr)) return sb_stop(st, SB_STOP_READ_FAULT);
-        st->sp += 16;
-        st->lr = saved_lr;
-        st->lr_valid = 1;
-        st->frame_exact = 1;
-        st->injected_call = 0;
+        if (sb_read_u64(st, st->w->sp, &saved_lr)) return sb_stop(st, SB_STOP_READ_FAULT);
+        st->w->sp += 16;
+        st->w->lr = saved_lr;
+        st->w->lr_valid = 1;
+        st->w->frame_exact = 1;
+        st->w->injected_call = 0;
         sb_count(st, SB_CROSS_ASYNCPREEMPT, SB_CNT_ATTEMPTS);
         sb_crossed(st, SB_CROSS_ASYNCPREEMPT);
       }
       return 0;
     }
   }
-  if (st->exact_sp && !SB_ARM64(st) &&
-      sb_lookup_sp_delta(st, st->frame_exact ? st->pc : st->pc - 1, &delta) == 0) {
+  if (st->w->exact_sp && !SB_ARM64(st) &&
+      sb_lookup_sp_delta(st, st->w->frame_exact ? st->w->pc : st->w->pc - 1, &delta) == 0) {
     /* amd64 Go frame: the return address sits at SP + delta. If the function already set
      * up its frame pointer, BP points just below the return address slot. */
-    sb_u64 slot = st->sp + (sb_u64)delta;
-    sb_u64 ret = 0, caller_fp = st->fp;
+    sb_u64 slot = st->w->sp + (sb_u64)delta;
+    sb_u64 ret = 0, caller_fp = st->w->fp;
     if (sb_read_u64(st, slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
-    if (st->fp == 0) {
+    if (st->w->fp == 0) {
       /* No frame pointer to follow (copystack, or none at all, as in a goroutine's first
        * function): walk on by SP, the caller's SP is exact too. */
       if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
-      if (st->frame_exact) { /* the sampled frame: a frame-pointer walk would have lost this caller */
+      if (st->w->frame_exact) { /* the sampled frame: a frame-pointer walk would have lost this caller */
         sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
         sb_crossed(st, SB_CROSS_LEAF);
       }
-      st->pc = ret;
-      st->sp = slot + 8;
-      st->frame_exact = 0;
+      st->w->pc = ret;
+      st->w->sp = slot + 8;
+      st->w->frame_exact = 0;
       return 0;
     }
-    int frame_set_up = st->fp == slot - 8;
-    if (frame_set_up && sb_read_u64(st, st->fp, &caller_fp)) return sb_stop(st, SB_STOP_READ_FAULT);
+    int frame_set_up = st->w->fp == slot - 8;
+    if (frame_set_up && sb_read_u64(st, st->w->fp, &caller_fp)) return sb_stop(st, SB_STOP_READ_FAULT);
     if (!frame_set_up) {
       /* A frame-pointer walk would have lost this caller. */
       sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
       sb_crossed(st, SB_CROSS_LEAF);
     }
     if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
-    if (frame_set_up) st->prev_fp = st->fp;
-    st->pc = ret;
-    st->sp = slot + 8;
-    st->fp = caller_fp;
-    st->exact_sp = 0;
-    st->frame_exact = 0;
+    if (frame_set_up) st->w->prev_fp = st->w->fp;
+    st->w->pc = ret;
+    st->w->sp = slot + 8;
+    st->w->fp = caller_fp;
+    st->w->exact_sp = 0;
+    st->w->frame_exact = 0;
     return 0;
   }
-  sb_u64 fp = st->fp;
+  sb_u64 fp = st->w->fp;
   if (fp == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
   /* Frame pointers move up the stack, except on the one step that leaves a stack (a crossing
    * that the frame chain makes by itself): the two stacks' addresses are not comparable. */
-  if ((fp & 7) != 0 || (!st->switch_pending && st->prev_fp != 0 && fp <= st->prev_fp))
+  if ((fp & 7) != 0 || (!st->w->switch_pending && st->w->prev_fp != 0 && fp <= st->w->prev_fp))
     return sb_stop(st, SB_STOP_BAD_FP);
   sb_u64 saved_fp = 0, ret = 0;
   if (sb_read_u64(st, fp, &saved_fp) || sb_read_u64(st, fp + 8, &ret))
     return sb_stop(st, SB_STOP_READ_FAULT);
   if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
   /* Across a stack switch, addresses on the two stacks are not comparable. */
-  st->prev_fp = st->switch_pending ? 0 : fp;
-  st->switch_pending = 0;
-  st->lr_valid = 0;
-  st->pc = ret;
-  st->sp = fp + 16;
-  st->fp = saved_fp;
-  st->exact_sp = 0;
-  st->frame_exact = 0;
-  st->lr_at_frame_top = 0;
-  if (st->injected_call && SB_ARM64(st)) st->injected_call = 0; /* arm64: only by the SP walk */
-  if (st->injected_call) {
+  st->w->prev_fp = st->w->switch_pending ? 0 : fp;
+  st->w->switch_pending = 0;
+  st->w->lr_valid = 0;
+  st->w->pc = ret;
+  st->w->sp = fp + 16;
+  st->w->fp = saved_fp;
+  st->w->exact_sp = 0;
+  st->w->frame_exact = 0;
+  st->w->lr_at_frame_top = 0;
+  if (st->w->injected_call && SB_ARM64(st)) st->w->injected_call = 0; /* arm64: only by the SP walk */
+  if (st->w->injected_call) {
     /* asyncPreempt was "called" by the signal handler at the interrupted pc: that pc is exact
      * (not a return address) and so is the SP, so the interrupted function, which may be a
      * frameless leaf, is unwound by its pcsp like a sampled leaf (amd64: the injected CALL
      * pushed the pc just above asyncPreempt's frame record). */
-    st->exact_sp = 1;
-    st->frame_exact = 1;
-    st->injected_call = 0;
+    st->w->exact_sp = 1;
+    st->w->frame_exact = 1;
+    st->w->injected_call = 0;
     sb_count(st, SB_CROSS_ASYNCPREEMPT, SB_CNT_ATTEMPTS);
     sb_crossed(st, SB_CROSS_ASYNCPREEMPT);
   }
   return 0;
 }
 
+/* Each crossing and the frame step as a BPF global function: the verifier checks each once, on
+ * its own, with its arguments unknown, instead of once for every combination of walk states
+ * that reaches it (the frame loop's body inlined them all: 460 k instructions for the sampler,
+ * 962 k with --compare-fp-walk). The walk is plain memory; the map values are map-value
+ * pointers; everything else is a scalar. On the host these are inline functions. */
+#define SB_GLOBAL_STATE()                              \
+  struct sb_unwind_state st_ = {w, pi, out, cnt};      \
+  struct sb_unwind_state *st = &st_;                   \
+  if (!w || !pi || !out || !cnt) return 1
+
+SB_SUBPROG long sb_g_cross_mcall(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                                 struct sb_counters *cnt) {
+  SB_GLOBAL_STATE();
+  return sb_cross_mcall(st);
+}
+
+SB_SUBPROG long sb_g_cross_morestack(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                                     struct sb_counters *cnt) {
+  SB_GLOBAL_STATE();
+  return sb_cross_morestack(st);
+}
+
+SB_SUBPROG long sb_g_cross_saved_switch(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                                        struct sb_counters *cnt, int crossing) {
+  SB_GLOBAL_STATE();
+  return sb_cross_saved_switch(st, crossing == SB_CROSS_ASMCGOCALL ? SB_CROSS_ASMCGOCALL : SB_CROSS_SYSTEMSTACK);
+}
+
+/* vDSO: whether to cross (the vDSO caller test reads m.vdsoSP), then the crossing. -1: not taken. */
+SB_SUBPROG long sb_g_cross_vdso(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                                struct sb_counters *cnt, int in_vdso) {
+  SB_GLOBAL_STATE();
+  if (!in_vdso && !(w->frame_exact && w->m != 0 && sb_vdso_active(st))) return -1;
+  return sb_cross_vdso(st);
+}
+
+SB_SUBPROG long sb_g_cross_signal(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                                  struct sb_counters *cnt, sb_u64 entry_sp) {
+  SB_GLOBAL_STATE();
+  return sb_cross_signal(st, entry_sp);
+}
+
+SB_SUBPROG long sb_g_cross_cgocallback(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                                       struct sb_counters *cnt, sb_u64 lookup_pc) {
+  SB_GLOBAL_STATE();
+  return sb_cross_cgocallback(st, lookup_pc);
+}
+
+SB_SUBPROG long sb_g_step_caller(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                                 struct sb_counters *cnt) {
+  SB_GLOBAL_STATE();
+  return sb_step_caller(st);
+}
+
+/* Signal frames need only sigtramp's SP and pcsp: the entry SP, or 0 when none is found. */
+SB_SUBPROG sb_u64 sb_g_sigtramp_entry_sp(struct sb_walk *w, const struct sb_proc_info *pi, sb_u64 lookup_pc) {
+  sb_s32 delta = 0;
+  struct sb_unwind_state st_ = {w, pi, 0, 0};
+  if (!w || !pi || sb_lookup_sp_delta(&st_, lookup_pc, &delta) != 0) return 0;
+  return w->sp + (sb_u64)delta;
+}
+
 /* Loop body: emit the current frame, then find the next one. Returns 1 to stop. */
 static long sb_unwind_step(sb_u32 index, void *ctx) {
   struct sb_unwind_state *st = (struct sb_unwind_state *)ctx;
+  struct sb_walk *w = st->w;
+  const struct sb_proc_info *pi = st->pi;
   if (st->out->stop_reason != SB_STOP_NONE) return 1;
-  if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
-  sb_emit(st, st->pc, st->frame_exact);
+  if (st->out->nframes >= w->max_frames) return sb_stop(st, SB_STOP_MAX_FRAMES);
+  sb_emit(st, w->pc, w->frame_exact);
 
-  sb_u64 lookup_pc = st->frame_exact ? st->pc : st->pc - 1;
-  int kind = sb_classify(st->pi, lookup_pc);
+  sb_u64 lookup_pc = w->frame_exact ? w->pc : w->pc - 1;
+  int kind = sb_classify(pi, lookup_pc);
   if (kind == SB_FN_ROOT) return sb_stop(st, SB_STOP_ROOT);
   if (kind == SB_FN_SIGRETURN && SB_ARM64(st)) kind = SB_FN_NONE; /* amd64's restorer only */
   if (kind == SB_FN_SIGTRAMP || kind == SB_FN_SIGRETURN) {
     /* The signal frame needs only sigtramp's SP and pcsp (registers, no runtime offsets). Its
      * entry SP: SP + pcsp delta; the restorer runs after sigtramp's RET popped `pretcode`. */
-    sb_s32 delta = 0;
-    st->last_pc = lookup_pc + 1;
+    w->last_pc = lookup_pc + 1;
     if (kind == SB_FN_SIGRETURN) {
-      if (!st->frame_exact) return sb_stop(st, SB_STOP_BAD_FP); /* nothing calls the restorer */
-      return sb_cross_signal(st, st->sp - 8);
+      if (!w->frame_exact) return sb_stop(st, SB_STOP_BAD_FP); /* nothing calls the restorer */
+      return sb_g_cross_signal(w, pi, st->out, st->cnt, w->sp - 8) != 0; /* bpf_loop: 0 or 1 */
     }
-    if (sb_lookup_sp_delta(st, lookup_pc, &delta) != 0) return sb_stop(st, SB_STOP_ROOT);
-    return sb_cross_signal(st, st->sp + (sb_u64)delta);
+    sb_u64 entry_sp = sb_g_sigtramp_entry_sp(w, pi, lookup_pc);
+    if (entry_sp == 0) return sb_stop(st, SB_STOP_ROOT);
+    return sb_g_cross_signal(w, pi, st->out, st->cnt, entry_sp) != 0;
   }
-  if (kind == SB_FN_SCHEDULE && st->on_g0) st->scheduling = 1;
+  if (kind == SB_FN_SCHEDULE && w->on_g0) w->scheduling = 1;
   if (kind == SB_FN_SCHEDULE || kind == SB_FN_GOEXIT0) kind = SB_FN_NONE; /* ordinary frames otherwise */
-  if (kind != SB_FN_NONE && !(st->pi->flags & SB_PI_HAS_OFFSETS))
+  if (kind != SB_FN_NONE && !(pi->flags & SB_PI_HAS_OFFSETS))
     return sb_stop(st, SB_STOP_NO_OFFSETS); /* a switch we cannot cross without offsets */
 
   long r = -1;
-  int in_vdso = st->pc >= st->pi->vdso_start && st->pc < st->pi->vdso_end;
+  int in_vdso = w->pc >= pi->vdso_start && w->pc < pi->vdso_end;
   /* Sampled inside nanotime1/walltime/time.now themselves (or with no vDSO at all, as under
    * qemu): their SP may already be on g0, so continue from m.vdsoPC/SP as well. */
-  int in_vdso_caller = kind == SB_FN_VDSO_CALLER && st->frame_exact && st->m != 0 &&
-                       sb_vdso_active(st);
-  if ((in_vdso || in_vdso_caller) && (st->pi->flags & SB_PI_HAS_OFFSETS))
-    r = sb_cross_vdso(st);
-  else if (st->on_g0) {
-    if (kind == SB_FN_SYSTEMSTACK) r = sb_cross_saved_switch(st, SB_CROSS_SYSTEMSTACK);
-    else if (kind == SB_FN_ASMCGOCALL) r = sb_cross_saved_switch(st, SB_CROSS_ASMCGOCALL);
-    else if (kind == SB_FN_MCALL) r = sb_cross_mcall(st);
-    else if (kind == SB_FN_MORESTACK) r = sb_cross_morestack(st);
-  } else if (kind == SB_FN_CGOCALLBACK && !st->frame_exact) {
-    r = sb_cross_cgocallback(st, lookup_pc);
-  }
+  if ((in_vdso || kind == SB_FN_VDSO_CALLER) && (pi->flags & SB_PI_HAS_OFFSETS))
+    r = sb_g_cross_vdso(w, pi, st->out, st->cnt, in_vdso);
   if (r >= 0) {
-    st->last_pc = lookup_pc + 1;
-    return r;
+  } else if (w->on_g0) {
+    if (kind == SB_FN_SYSTEMSTACK || kind == SB_FN_ASMCGOCALL)
+      r = sb_g_cross_saved_switch(w, pi, st->out, st->cnt,
+                                  kind == SB_FN_ASMCGOCALL ? SB_CROSS_ASMCGOCALL : SB_CROSS_SYSTEMSTACK);
+    else if (kind == SB_FN_MCALL) r = sb_g_cross_mcall(w, pi, st->out, st->cnt);
+    else if (kind == SB_FN_MORESTACK) r = sb_g_cross_morestack(w, pi, st->out, st->cnt);
+  } else if (kind == SB_FN_CGOCALLBACK && !w->frame_exact) {
+    r = sb_g_cross_cgocallback(w, pi, st->out, st->cnt, lookup_pc);
   }
-  st->last_pc = lookup_pc + 1;
-  if (st->out->nframes >= SB_MAX_FRAMES) return sb_stop(st, SB_STOP_MAX_FRAMES);
+  w->last_pc = lookup_pc + 1;
+  if (r >= 0) return r != 0;
+  if (st->out->nframes >= w->max_frames) return sb_stop(st, SB_STOP_MAX_FRAMES);
   /* amd64: the frame-pointer step out of asyncPreempt's frame (its record sits right below the
    * injected return address); arm64: the SP step, whatever the frame. */
-  st->injected_call = kind == SB_FN_ASYNCPREEMPT && (SB_ARM64(st) || !st->exact_sp);
-  return sb_step_caller(st);
+  w->injected_call = kind == SB_FN_ASYNCPREEMPT && (SB_ARM64(st) || !w->exact_sp);
+  return sb_g_step_caller(w, pi, st->out, st->cnt) != 0;
 }
 
 /* Checks that candidate is a g of its m (g0, curg or gsignal) and loads the thread's g, m,
@@ -686,11 +821,11 @@ SB_INLINE int sb_try_g(struct sb_unwind_state *st, sb_u64 g) {
       sb_read_u64(st, m + o->m_gsignal, &gsignal))
     return -1;
   if (g != g0 && g != curg && g != gsignal) return -1;
-  st->g = g;
-  st->m = m;
-  st->g0 = g0;
-  st->curg = curg;
-  st->on_g0 = g == g0;
+  st->w->g = g;
+  st->w->m = m;
+  st->w->g0 = g0;
+  st->w->curg = curg;
+  st->w->on_g0 = g == g0;
   return 0;
 }
 
@@ -701,7 +836,7 @@ SB_INLINE int sb_tls_g_live(struct sb_unwind_state *st) {
   if (!SB_ARM64(st)) return 1;
   if (!(pi->flags & SB_PI_HAS_ISCGO) || pi->iscgo_addr == 0) return 0;
   sb_u8 iscgo = 0;
-  if (sb_read(st->env, &iscgo, sizeof(iscgo), pi->iscgo_addr)) return 0;
+  if (sb_read(SB_ENV(st), &iscgo, sizeof(iscgo), pi->iscgo_addr)) return 0;
   return iscgo == 1;
 }
 
@@ -718,37 +853,54 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
   }
   if (found != 0 && SB_ARM64(st)) found = sb_try_g(st, regs->g_reg);
   if (found != 0) return;
-  const struct sb_go_offsets *o = &pi->off;
-  sb_u64 user_g = st->g == st->curg ? st->g : (st->on_g0 ? st->curg : 0);
-  sb_u64 goid = 0;
-  if (user_g && sb_read_u64(st, user_g + o->g_goid, &goid) == 0 && goid != 0) {
-    st->out->goid = goid;
-    st->out->flags |= SB_SAMPLE_HAS_GOID;
-  }
-  if (st->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;
+  sb_u64 user_g = st->w->g == st->w->curg ? st->w->g : (st->w->on_g0 ? st->w->curg : 0);
+  sb_name_goroutine(st, user_g);
+  if (st->w->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;
 }
 
-/* Unwinds one thread. `out` must have nframes = 0, stop_reason = 0, crossed = 0, exact = 0. */
-SB_INLINE void sb_unwind(const struct sb_proc_info *pi, struct sb_sample *out,
-                         struct sb_counters *cnt, void *env, const struct sb_regs *regs) {
-  struct sb_unwind_state st = {};
-  st.pc = regs->pc;
-  st.sp = regs->sp;
-  st.fp = regs->fp;
-  st.lr = regs->lr;
-  st.lr_valid = pi->arch == SB_ARCH_ARM64;
-  st.arm64 = pi->arch == SB_ARCH_ARM64;
-  st.exact_sp = 1;
-  st.frame_exact = 1;
-  st.pi = pi;
-  st.out = out;
-  st.cnt = cnt;
-  st.env = env;
-  if (pi->flags & SB_PI_GO) sb_load_g(&st, regs);
-  SB_LOOP(SB_MAX_FRAMES + 1, sb_unwind_step, &st);
+SB_SUBPROG long sb_g_load_g(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                            struct sb_counters *cnt, const struct sb_regs *regs) {
+  SB_GLOBAL_STATE();
+  if (!regs) return 1;
+  sb_load_g(st, regs);
+  return 0;
+}
+
+/* Unwinds one thread into `out`, which must have nframes = 0, stop_reason = 0, crossed = 0,
+ * exact = 0. `w` is the walk's memory (a stack variable or a map value of the caller's); after
+ * the call it holds the final walk state, among it w->label_g: the goroutine the sample is
+ * labelled with (0: none). Returns w->label_g. */
+SB_INLINE sb_u64 sb_unwind_walk(const struct sb_proc_info *pi, struct sb_sample *out, struct sb_counters *cnt,
+                                void *env, const struct sb_regs *regs, struct sb_walk *w) {
+  struct sb_walk zero = {};
+  *w = zero;
+  w->pc = regs->pc;
+  w->sp = regs->sp;
+  w->fp = regs->fp;
+  w->lr = regs->lr;
+  w->lr_valid = pi->arch == SB_ARCH_ARM64;
+  w->arm64 = pi->arch == SB_ARCH_ARM64;
+  w->exact_sp = 1;
+  w->frame_exact = 1;
+  w->env = (sb_u64)(unsigned long)env;
+  /* Cost is linear in the limit: the loop ends at the stack's end or at the limit. */
+  w->max_frames = pi->max_frames == 0 ? SB_DEFAULT_MAX_FRAMES
+                  : pi->max_frames > SB_MAX_FRAMES ? SB_MAX_FRAMES : pi->max_frames;
+  struct sb_unwind_state st = {w, pi, out, cnt};
+  if (pi->flags & SB_PI_GO) sb_g_load_g(w, pi, out, cnt, regs);
+  SB_LOOP(w->max_frames + 1, sb_unwind_step, &st);
   if (out->stop_reason == SB_STOP_NONE) out->stop_reason = SB_STOP_MAX_FRAMES;
   if (out->stop_reason < SB_STOP_MAX) cnt->stop[out->stop_reason]++;
   cnt->samples++;
+  return w->label_g;
+}
+
+/* The same with the walk on the caller's stack. Returns the goroutine the sample is labelled
+ * with (its g address; 0: none). */
+SB_INLINE sb_u64 sb_unwind(const struct sb_proc_info *pi, struct sb_sample *out, struct sb_counters *cnt,
+                           void *env, const struct sb_regs *regs) {
+  struct sb_walk w;
+  return sb_unwind_walk(pi, out, cnt, env, regs, &w);
 }
 
 #endif /* SWITCHBACK_UNWIND_CORE_H */

@@ -21,9 +21,14 @@ typedef __u64 sb_u64;
 typedef __s64 sb_s64;
 #endif
 
-/* At least 128 frames (the floor); a power of two so the verifier can mask indices. */
-#define SB_MAX_FRAMES 128
+/* Room for --max-frames up to 1024; a power of two so the verifier can mask indices. Samples
+ * cross the ring buffer cut to their frames, so the room costs nothing per sample. */
+#define SB_MAX_FRAMES 1024
+/* Frames per stack unless --max-frames says otherwise: runtime/pprof's depth since Go 1.23. */
+#define SB_DEFAULT_MAX_FRAMES 128
 #define SB_MAX_RANGES 32
+/* Return sites of calls to runtime.mcall per binary (runtime's ~16 plus inlined Gosched calls). */
+#define SB_MAX_MCALL_SITES 64
 #define SB_COMM_LEN 16
 
 enum sb_arch {
@@ -38,7 +43,7 @@ enum sb_stop_reason {
   SB_STOP_BAD_FP,           /* frame pointer zero, misaligned or not moving up the stack */
   SB_STOP_READ_FAULT,       /* a memory read failed */
   SB_STOP_END_OF_CHAIN,     /* frame chain ended (pc 0) without reaching a root */
-  SB_STOP_MAX_FRAMES,       /* SB_MAX_FRAMES reached */
+  SB_STOP_MAX_FRAMES,       /* the frame limit (--max-frames, sb_proc_info.max_frames) reached */
   SB_STOP_NO_OFFSETS,       /* runtime facts unknown for this binary: no switch was crossed */
   SB_STOP_STALE_GOROUTINE,  /* candidate goroutine failed the validity checks */
   SB_STOP_COPYSTACK,        /* goroutine stack being copied: saved sp/bp are stale */
@@ -136,6 +141,17 @@ struct sb_proc_info {
   struct sb_go_offsets off;
   struct sb_range ranges[SB_MAX_RANGES];
   sb_u64 iscgo_addr;    /* arm64: runtime address of the byte runtime.iscgo (SB_PI_HAS_ISCGO) */
+  /* The save points a goroutine's gobuf may hold when a crossing resumes it (the saved-pc
+   * rule, unwind_core.h sb_gobuf_resume). Runtime addresses; 0 when not found. */
+  sb_u64 morestack;          /* runtime.morestack: morestack saves the pc after f's call to it */
+  sb_u64 morestack_noctxt;   /*   or to runtime.morestack_noctxt */
+  sb_u64 sswitch_start;      /* runtime.systemstack_switch: gosave_systemstack_switch saves a pc */
+  sb_u64 sswitch_end;        /*   in it */
+  sb_u32 nmcall_sites;
+  sb_u32 max_frames;         /* frames per stack, at most SB_MAX_FRAMES; 0: SB_DEFAULT_MAX_FRAMES */
+  /* mcall saves its own return address: the return sites of every call to runtime.mcall,
+   * ascending, as offsets from text_start. */
+  sb_u32 mcall_sites[SB_MAX_MCALL_SITES];
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the
@@ -169,7 +185,7 @@ struct sb_sample {
   sb_u8 stop_reason;   /* enum sb_stop_reason */
   sb_u8 flags;
   sb_u16 crossed;      /* bit (1 << enum sb_crossing) for each switch crossed */
-  sb_u64 exact[2];     /* bit i set: frames[i] is an exact pc (not a return address) */
+  sb_u64 exact[SB_MAX_FRAMES / 64]; /* bit i set: frames[i] is an exact pc (not a return address) */
   char comm[SB_COMM_LEN];
   sb_u64 frames[SB_MAX_FRAMES];
 };

@@ -17,6 +17,9 @@ class FakeMemory : public MemoryView {
   void Put64(uint64_t addr, uint64_t v) {
     for (int i = 0; i < 8; i++) bytes_[addr + i] = static_cast<uint8_t>(v >> (8 * i));
   }
+  void PutBytes(uint64_t addr, std::initializer_list<uint8_t> b) {
+    for (uint8_t v : b) bytes_[addr++] = v;
+  }
   void Put32(uint64_t addr, uint32_t v) {
     for (int i = 0; i < 4; i++) bytes_[addr + i] = static_cast<uint8_t>(v >> (8 * i));
   }
@@ -52,6 +55,14 @@ constexpr uint64_t kCrosscall2 = 0x401700;   // [0x401700, 0x401740), frame 0x50
 constexpr uint64_t kSigreturn = 0x401740;    // [0x401740, 0x401760), amd64 restorer
 constexpr uint64_t kSchedule = 0x401780;     // [0x401780, 0x4017c0)
 constexpr uint64_t kGoexit0 = 0x4017c0;      // [0x4017c0, 0x401800)
+constexpr uint64_t kSystemstackSwitch = 0x401800;  // [0x401800, 0x401820): gosave_systemstack_switch's pc
+constexpr uint64_t kMorestackNoctxt = 0x401820;    // runtime.morestack_noctxt
+// The save points of the saved-pc rule in main.f: kMcallRet follows a CALL runtime.mcall
+// (gopark's park point), kMorestackRet the CALL runtime.morestack_noctxt of f's prologue
+// (amd64; arm64: kMorestackRetArm64 after BL runtime.morestack).
+constexpr uint64_t kMcallRet = kMainF + 0xa0;
+constexpr uint64_t kMorestackRet = kMainF + 0x0d;
+constexpr uint64_t kMorestackRetArm64 = kMainF + 0x0c;
 constexpr uint64_t kTextEnd = 0x402000;
 
 // Runtime structures.
@@ -94,6 +105,15 @@ class UnwindCoreTest : public ::testing::Test {
     AddRange(kSigreturn, kSigreturn + 0x20, SB_FN_SIGRETURN);
     AddRange(kSchedule, kSchedule + 0x40, SB_FN_SCHEDULE);
     AddRange(kGoexit0, kGoexit0 + 0x40, SB_FN_GOEXIT0);
+    info_.mcall_sites[info_.nmcall_sites++] = static_cast<uint32_t>(kMcallRet - kText);
+    info_.morestack = kMorestack;
+    info_.morestack_noctxt = kMorestackNoctxt;
+    info_.sswitch_start = kSystemstackSwitch;
+    info_.sswitch_end = kSystemstackSwitch + 0x20;
+    // f's prologue calls morestack_noctxt (amd64 CALL rel32, 5 bytes) / morestack (arm64 BL).
+    uint64_t call = kMorestackRet - 5;
+    mem_.PutBytes(call, {0xE8});
+    mem_.Put32(call + 1, static_cast<uint32_t>(kMorestackNoctxt - kMorestackRet));
     // pcsp runs (sorted): every function starts at delta 0; main.f pushes BP at +4 and
     // allocates its frame at +5; the alloc function likewise. sigtramp, cgocallback and
     // crosscall2 have their frames from +4.
@@ -138,7 +158,7 @@ class UnwindCoreTest : public ::testing::Test {
     Frame(g0_fp, sched_fp, kSchedule + 0x20);
     Frame(sched_fp, 0, kMcall + 0x20);
     uint64_t f_fp = kGStackHi - 0x200;
-    SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
+    SetSched(kG, kGStackHi - 0x300, kMcallRet, f_fp);
     Frame(f_fp, 0, kGoexit + 1);
     return Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   }
@@ -224,7 +244,7 @@ TEST_F(UnwindCoreTest, SystemstackInsertsTheCallerFromSched) {
   Frame(g0_fp, f_fp, kSystemstack + 0x30);  // alloc fn returns into systemstack
   mem_.Put64(sched_sp, kMainF + 0x90);      // F = main.f
   Frame(f_fp, 0, kGoexit + 1);
-  SetSched(kG, sched_sp, kSystemstack, f_fp);  // pc: systemstack_switch in real life
+  SetSched(kG, sched_sp, kSystemstackSwitch, f_fp);  // gosave_systemstack_switch's pc
   auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30, kMainF + 0x90,
@@ -243,7 +263,7 @@ TEST_F(UnwindCoreTest, AsmcgocallCrossesFromCFramesToTheGoroutine) {
   Frame(c_fp0, c_fp1, 0x7f0000005010);          // C leaf's frame: returns into its C caller
   Frame(c_fp1, f_fp, kAsmcgocall + 0x30);       // C caller returns into asmcgocall
   mem_.Put64(sched_sp, kMainF + 0x90);           // asmcgocall's return address into cgocall
-  mem_.Put64(kG + 56 + 8, kAsmcgocall);          // sched.pc: gosave_systemstack_switch's marker
+  mem_.Put64(kG + 56 + 8, kSystemstackSwitch);   // sched.pc: gosave_systemstack_switch's marker
   mem_.Put64(kG + 56 + 0, sched_sp);
   mem_.Put64(kG + 56 + 48, f_fp);
   Frame(f_fp, 0, kGoexit + 1);
@@ -264,7 +284,7 @@ TEST_F(UnwindCoreTest, AsmcgocallWithZeroSchedBpUsesTheCallersPcsp) {
   Frame(c_fp, 0, kAsmcgocall + 0x30);
   mem_.Put64(sched_sp, kMainF + 0x90);
   Frame(f_fp, 0, kGoexit + 1);
-  SetSched(kG, sched_sp, kAsmcgocall, 0);
+  SetSched(kG, sched_sp, kSystemstackSwitch, 0);
   auto r = Run(0x7f0000005000, c_fp - 0x10, c_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
@@ -328,10 +348,10 @@ TEST_F(UnwindCoreTest, McallWithCurg) {
   uint64_t g0_fp = kG0StackHi - 0x100;
   uint64_t f_fp = kGStackHi - 0x200;
   Frame(g0_fp, 0, kMcall + 0x20);
-  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
+  SetSched(kG, kGStackHi - 0x300, kMcallRet, f_fp);
   Frame(f_fp, 0, kGoexit + 1);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 1}));
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMcallRet, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_CROSSED], 1u);
 }
@@ -347,10 +367,10 @@ TEST_F(UnwindCoreTest, McallAfterDropgUsesTheG0Slot) {
   uint64_t g0_fp = kG0StackHi - 0x100;
   uint64_t f_fp = kGStackHi - 0x200;
   Frame(g0_fp, 0, kMcall + 0x20);
-  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
+  SetSched(kG, kGStackHi - 0x300, kMcallRet, f_fp);
   Frame(f_fp, 0, kGoexit + 1);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 1}));
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMcallRet, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
 }
 
@@ -368,7 +388,7 @@ TEST_F(UnwindCoreTest, McallUnderScheduleIgnoresTheNextCurg) {
   mem_.Put64(kNextG + 56 + 8, kMainF + 0x44);
   mem_.Put64(kG + 48, 0);  // the caller: parked
   auto r = RunUnderScheduleWithSlotG();
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMainF + 0xa0,
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMcallRet,
                                               kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(r.sample.goid, 42u);  // the goroutine that parked, not the next one (77)
@@ -380,7 +400,7 @@ TEST_F(UnwindCoreTest, McallUnderScheduleIgnoresTheNextCurg) {
 TEST_F(UnwindCoreTest, McallUnderScheduleSameGoroutinePickedAgain) {
   SetCurrentG(kG0);  // m.curg = kG and kG.m = kM (the fixture's running state)
   auto r = RunUnderScheduleWithSlotG();
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMainF + 0xa0,
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMcallRet,
                                               kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(r.sample.goid, 42u);
@@ -413,7 +433,7 @@ TEST_F(UnwindCoreTest, McallFromGoexit0AfterDropgEndsTheStack) {
   mem_.Put64(kG0 + 56, g0_sched_sp);
   mem_.Put64(g0_sched_sp - 8, kG);
   mem_.Put64(kG + 56 + 0, kGStackHi - 0x300);
-  mem_.Put64(kG + 56 + 8, kMainF + 0xa0);
+  mem_.Put64(kG + 56 + 8, kMcallRet);
   uint64_t g0_fp = kG0StackHi - 0x100, goexit0_fp = kG0StackHi - 0x80;
   Frame(g0_fp, goexit0_fp, kGoexit0 + 0x20);
   Frame(goexit0_fp, 0, kMcall + 0x20);
@@ -453,10 +473,10 @@ TEST_F(UnwindCoreTest, McallFromGoexit0BeforeDropgCrossesToTheExitingGoroutine) 
   uint64_t f_fp = kGStackHi - 0x200;
   Frame(g0_fp, goexit0_fp, kGoexit0 + 0x20);
   Frame(goexit0_fp, 0, kMcall + 0x20);
-  SetSched(kG, kGStackHi - 0x300, kMainF + 0xa0, f_fp);
+  SetSched(kG, kGStackHi - 0x300, kMcallRet, f_fp);
   Frame(f_fp, 0, kGoexit + 1);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kGoexit0 + 0x20, kMcall + 0x20, kMainF + 0xa0,
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kGoexit0 + 0x20, kMcall + 0x20, kMcallRet,
                                               kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_CROSSED], 1u);
@@ -469,12 +489,12 @@ TEST_F(UnwindCoreTest, MorestackEmitsTheGrowingFunctionAndItsCaller) {
   Frame(g0_fp, 0, kMorestack + 0x30);
   uint64_t sched_sp = kGStackHi - 0x300;
   uint64_t caller_fp = kGStackHi - 0x200;
-  SetSched(kG, sched_sp, kMainF + 0x0d, caller_fp);  // pc: after CALL morestack in f's prologue
+  SetSched(kG, sched_sp, kMorestackRet, caller_fp);  // pc: after CALL morestack in f's prologue
   mem_.Put64(sched_sp, kMainF + 0xb0);     // f's return address into its caller
   Frame(caller_fp, 0, kGoexit + 1);
   mem_.Put32(kG + 144, 2);  // _Grunning
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMainF + 0x0d,
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMorestackRet,
                                               kMainF + 0xb0, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
 }
@@ -487,14 +507,14 @@ TEST_F(UnwindCoreTest, MorestackDuringCopystackWalksBySp) {
   uint64_t g0_fp = kG0StackHi - 0x100;
   Frame(g0_fp, 0, kMorestack + 0x30);
   uint64_t sched_sp = kGStackHi - 0x300;
-  SetSched(kG, sched_sp, kMainF + 0x0d, 0xdead0000);  // bp stale: points at a freed stack
+  SetSched(kG, sched_sp, kMorestackRet, 0xdead0000);  // bp stale: points at a freed stack
   mem_.Put64(sched_sp, kMainF + 0xb0);     // f's return address into its caller, main.f
   mem_.Put64(sched_sp + 8 + 0x28, kGoexit + 1);  // main.f's return address at SP + 0x28
   mem_.Put64(sched_sp + 8 + 0x20, 0xdead0100);   // and its stale saved BP
   mem_.Put32(kG + 144, 8 /* _Gcopystack */);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMainF + 0x0d,
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMorestackRet,
                                               kMainF + 0xb0, kGoexit + 1}));
   EXPECT_EQ(counters_.crossing[SB_CROSS_MORESTACK][SB_CNT_CROSSED], 1u);
 
@@ -503,8 +523,105 @@ TEST_F(UnwindCoreTest, MorestackDuringCopystackWalksBySp) {
   mem_.Put64(kG + 0, sched_sp + 0x10);
   auto r2 = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
   EXPECT_EQ(r2.sample.stop_reason, SB_STOP_COPYSTACK);
-  EXPECT_EQ(Frames(r2), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMainF + 0x0d,
+  EXPECT_EQ(Frames(r2), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30, kMorestackRet,
                                                kMainF + 0xb0}));
+}
+
+// The stale state of the saved-pc rule: exitsyscall -> mcall(exitsyscall0) put the goroutine
+// on the run queue and this M parked in stopm (under schedule); another M ran it, it was
+// preempted at a stack check (its gobuf is morestack's) and is runnable again: parked
+// (g.m == 0), sched.sp in its stack. Every older check passes; the saved pc is no return site
+// of a call to mcall, so it is not this stack's caller.
+TEST_F(UnwindCoreTest, McallSlotGoroutineWithMorestacksSaveIsStale) {
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, 0);  // dropg
+  mem_.Put64(kG + 48, 0);   // parked
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  uint64_t g0_fp = kG0StackHi - 0x100, sched_fp = kG0StackHi - 0x80;
+  Frame(g0_fp, sched_fp, kSchedule + 0x20);
+  Frame(sched_fp, 0, kMcall + 0x20);
+  uint64_t sched_sp = kGStackHi - 0x300, caller_fp = kGStackHi - 0x200;
+  SetSched(kG, sched_sp, kMorestackRet, caller_fp);  // its current state: morestack's save
+  mem_.Put64(sched_sp, kMainF + 0xb0);
+  Frame(caller_fp, 0, kGoexit + 1);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20}));
+  EXPECT_EQ(r.sample.goid, 0u);  // not named after a goroutine that did not ask for the work
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_STOPPED], 1u);
+  // The same goroutine parked by mcall (gopark's return site) is crossed.
+  SetSched(kG, sched_sp, kMcallRet, caller_fp);
+  auto ok = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(ok.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(ok), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20, kMcallRet,
+                                               kGoexit + 1}));
+  // A saved pc one byte off a return site is not one.
+  SetSched(kG, sched_sp, kMcallRet + 1, caller_fp);
+  EXPECT_EQ(Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+}
+
+// The mcall crossing through m.curg (before dropg) applies the rule too.
+TEST_F(UnwindCoreTest, McallCurgWithoutMcallsSaveIsStale) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  Frame(g0_fp, 0, kMcall + 0x20);
+  SetSched(kG, kGStackHi - 0x300, kSystemstackSwitch, kGStackHi - 0x200);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20}));
+}
+
+// morestack's crossing accepts only morestack's save: m.curg parked by mcall is not it.
+TEST_F(UnwindCoreTest, MorestackWithMcallsSaveIsStale) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  Frame(g0_fp, 0, kMorestack + 0x30);
+  uint64_t sched_sp = kGStackHi - 0x300;
+  SetSched(kG, sched_sp, kMcallRet, kGStackHi - 0x200);
+  mem_.Put32(kG + 144, 2);
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMorestack + 0x30}));
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MORESTACK][SB_CNT_STOPPED], 1u);
+  // The CALL before the saved pc must go to morestack or morestack_noctxt.
+  mem_.Put32(kMorestackRet - 4, static_cast<uint32_t>(kMainF + 0x40 - kMorestackRet));
+  SetSched(kG, sched_sp, kMorestackRet, kGStackHi - 0x200);
+  EXPECT_EQ(Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+}
+
+// newstack preempted the goroutine (gopreempt_m -> dropg -> schedule) and execute set m.curg to
+// the next goroutine, whose gobuf is morestack's too: it is not the goroutine that grew its
+// stack under this morestack. Under schedule, morestack crosses nothing.
+TEST_F(UnwindCoreTest, MorestackUnderScheduleIsStale) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100, sched_fp = kG0StackHi - 0x80;
+  Frame(g0_fp, sched_fp, kSchedule + 0x20);
+  Frame(sched_fp, 0, kMorestack + 0x30);
+  uint64_t sched_sp = kGStackHi - 0x300, caller_fp = kGStackHi - 0x200;
+  SetSched(kG, sched_sp, kMorestackRet, caller_fp);
+  mem_.Put64(sched_sp, kMainF + 0xb0);
+  Frame(caller_fp, 0, kGoexit + 1);
+  mem_.Put32(kG + 144, 1);  // _Grunnable, m.curg = kG, kG.m = kM: what execute leaves
+  auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMorestack + 0x30}));
+}
+
+// systemstack's sched recipe (amd64 < 1.21) accepts only gosave_systemstack_switch's save.
+TEST_F(UnwindCoreTest, SystemstackWithAnotherSaveIsStale) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  Frame(g0_fp, f_fp, kSystemstack + 0x30);
+  mem_.Put64(sched_sp, kMainF + 0x90);
+  Frame(f_fp, 0, kGoexit + 1);
+  SetSched(kG, sched_sp, kMcallRet, f_fp);
+  auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30}));
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_STOPPED], 1u);
 }
 
 // Idle M: g0 stack down to mstart.
@@ -569,7 +686,35 @@ TEST_F(UnwindCoreTest, LongChainStopsAtMaxFrames) {
   for (int i = 0; i < 200; i++) Frame(fp + 0x20 * i, fp + 0x20 * (i + 1), kMainF + 0x50);
   auto r = Run(kMainF + 0x30, fp - 0x20, fp);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_MAX_FRAMES);
-  EXPECT_EQ(r.sample.nframes, static_cast<uint32_t>(SB_MAX_FRAMES));
+  EXPECT_EQ(r.sample.nframes, static_cast<uint32_t>(SB_DEFAULT_MAX_FRAMES));  // max_frames 0: 128
+}
+
+// --max-frames (sb_proc_info.max_frames): the leaf side is kept up to the limit, up to 1024; a
+// stack shorter than the limit is whole; the exact bit of a frame past 128 lands in its word.
+TEST_F(UnwindCoreTest, MaxFramesIsTheProcessLimit) {
+  SetCurrentG(kG);
+  uint64_t fp = kGStackLo + 0x100;
+  constexpr int kDepth = 1500;
+  for (int i = 0; i < kDepth; i++) Frame(fp + 0x20 * i, fp + 0x20 * (i + 1), kMainF + 0x50);
+  for (uint32_t limit : {1u, 5u, 300u, 1024u}) {
+    info_.max_frames = limit;
+    auto r = Run(kMainF + 0x30, fp - 0x20, fp);
+    EXPECT_EQ(r.sample.stop_reason, SB_STOP_MAX_FRAMES) << limit;
+    ASSERT_EQ(r.sample.nframes, limit);
+    EXPECT_EQ(r.sample.frames[0], kMainF + 0x30);  // the leaf
+    if (limit > 1) {
+      EXPECT_EQ(r.sample.frames[limit - 1], kMainF + 0x50);
+    }
+  }
+  info_.max_frames = 5000;  // beyond the room: clamped to SB_MAX_FRAMES
+  EXPECT_EQ(Run(kMainF + 0x30, fp - 0x20, fp).sample.nframes, static_cast<uint32_t>(SB_MAX_FRAMES));
+  // A 400-frame stack ending at goexit is whole under a 1024 limit.
+  Frame(fp + 0x20 * 398, 0, kGoexit + 1);
+  info_.max_frames = 1024;
+  auto whole = Run(kMainF + 0x30, fp - 0x20, fp);
+  EXPECT_EQ(whole.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(whole.sample.nframes, 400u);
+  EXPECT_EQ(whole.sample.frames[399], kGoexit + 1);
 }
 
 // Unknown offsets: never cross a switch with guessed values.
@@ -631,7 +776,7 @@ TEST_F(UnwindCoreTest, SignalFrameOnG0CrossesSystemstackAfterwards) {
   Frame(g0_fp, f_fp, kSystemstack + 0x30);
   mem_.Put64(sched_sp, kMainF + 0x90);
   Frame(f_fp, 0, kGoexit + 1);
-  SetSched(kG, sched_sp, kSystemstack, f_fp);
+  SetSched(kG, sched_sp, kSystemstackSwitch, f_fp);
   auto r = Run(kAllocFn + 0x50, h_fp - 0x38, h_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSigtramp + 0x20, kAllocFn + 0x50,
                                               kSystemstack + 0x30, kMainF + 0x90, kGoexit + 1}));
@@ -682,7 +827,7 @@ TEST_F(UnwindCoreTest, CgocallbackCrossesBackToTheCFramesOnG0) {
   Frame(c_fp, c_fp2, 0x7f0000005200);            // the C stub returns into the C caller
   uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
   Frame(c_fp2, f_fp, kAsmcgocall + 0x30);        // the C caller returns into asmcgocall
-  SetSched(kG, sched_sp, kAsmcgocall, f_fp);
+  SetSched(kG, sched_sp, kSystemstackSwitch, f_fp);
   mem_.Put64(sched_sp, kMainF + 0x90);
   Frame(f_fp, 0, kGoexit + 1);
   auto r = Run(kMainF + 0x30, cb_sp, cb_fp);
@@ -724,6 +869,10 @@ class UnwindCoreArm64Test : public UnwindCoreTest {
                {0x47c, 0}, {0x484, 0xc0}, {0x4bc, 0}, {0x4c4, 0x30}, {0x4fc, 0},
                {0x504, 0x40}, {0x5f0, 0}, {0x604, 0x40}, {0x6f0, 0}, {0x704, 0xc0}, {0x73c, 0}};
     info_.delta_count = static_cast<uint32_t>(deltas_.size());
+    // f's prologue: BL runtime.morestack (replaces the amd64 CALL bytes at the same place).
+    uint64_t bl = kMorestackRetArm64 - 4;
+    mem_.Put32(bl, 0x94000000u | (static_cast<uint32_t>((static_cast<int64_t>(kMorestack) -
+                                                           static_cast<int64_t>(bl)) / 4) & 0x3FFFFFFu));
   }
   // Go arm64 frame of size `size` whose SP is sp: LR at [sp], caller's R29 at [sp-8].
   void GoFrame(uint64_t sp, uint64_t saved_fp, uint64_t saved_lr) {
@@ -764,7 +913,7 @@ TEST_F(UnwindCoreArm64Test, SystemstackContinuesAtSchedBp) {
   uint64_t f_sp = ss_sp + 0x20, f_fp = f_sp - 8;
   GoFrame(ss_sp, f_fp, kMainF + 0x90);  // systemstack's frame: returns into F
   GoFrame(f_sp, 0, kGoexit + 4);
-  SetSched(kG, ss_sp, kSystemstack, ss_fp);
+  SetSched(kG, ss_sp, kSystemstackSwitch + 8, ss_fp);
   auto r = Run(kAllocFn + 0x50, g0_sp, g0_fp, 0, kG0);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kSystemstack + 0x30, kMainF + 0x90,
                                               kGoexit + 4}));
@@ -803,13 +952,13 @@ TEST_F(UnwindCoreArm64Test, McallSlotOnlyForSpillingCallees) {
   mem_.Put64(kG0 + 56, g0_sched_sp);
   mem_.Put64(g0_sched_sp - 8, kG);
   uint64_t f_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
-  SetSched(kG, f_sp, kMainF + 0xa0, f_fp);
+  SetSched(kG, f_sp, kMcallRet, f_fp);
   GoFrame(f_sp, 0, kGoexit + 4);  // gopark (main.f here) saved LR at its SP
   uint64_t callee_sp = g0_sched_sp - 16 - 0x40, callee_fp = callee_sp - 8;
   GoFrame(callee_sp, 0, kMcall + 0x20);
 
   auto spilled = Run(kParkM + 0x10, callee_sp, callee_fp, 0, kG0);
-  EXPECT_EQ(Frames(spilled), (std::vector<uint64_t>{kParkM + 0x10, kMcall + 0x20, kMainF + 0xa0, kGoexit + 4}));
+  EXPECT_EQ(Frames(spilled), (std::vector<uint64_t>{kParkM + 0x10, kMcall + 0x20, kMcallRet, kGoexit + 4}));
   EXPECT_EQ(spilled.sample.stop_reason, SB_STOP_ROOT);
 
   auto not_spilled = Run(kGoschedM + 0x10, callee_sp, callee_fp, 0, kG0);
@@ -823,15 +972,57 @@ TEST_F(UnwindCoreArm64Test, MorestackUsesSchedLr) {
   GoFrame(g0_sp, 0, kMorestack + 0x30);
   uint64_t caller_fp = kGStackHi - 0x200, sched_sp = kGStackHi - 0x300;
   mem_.Put64(kG + 56 + 0, sched_sp);
-  mem_.Put64(kG + 56 + 8, kMainF + 0x0c);
+  mem_.Put64(kG + 56 + 8, kMorestackRetArm64);
   mem_.Put64(kG + 56 + 40, kMainF + 0xb0);  // sched.lr
   mem_.Put64(kG + 56 + 48, caller_fp);
   GoFrame(sched_sp, 0, kGoexit + 4);  // f had no frame yet: its caller's SP is sched.sp
   mem_.Put32(kG + 144, 2);
   auto r = Run(kAllocFn + 0x50, g0_sp, g0_fp, 0, kG0);
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kMorestack + 0x30, kMainF + 0x0c,
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kMorestack + 0x30, kMorestackRetArm64,
                                               kMainF + 0xb0, kGoexit + 4}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// The stale state on arm64: park_m spilled the goroutine to its g0 slot, which is parked again
+// with morestack's gobuf (pc after BL morestack, its caller only in sched.lr). Not mcall's
+// save: stale_goroutine, where the old rule walked one frame and ended with end_of_chain.
+TEST_F(UnwindCoreArm64Test, McallSlotGoroutineWithMorestacksSaveIsStale) {
+  constexpr uint64_t kParkM = 0x401500;
+  AddRange(kParkM + 0x8, kParkM + 0x80, SB_FN_MCALL_SPILLER);
+  info_.ranges[info_.nranges - 1].arg = static_cast<uint32_t>(-8);
+  mem_.Put64(kM + 192, 0);  // dropg
+  mem_.Put64(kG + 48, 0);   // parked
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  uint64_t callee_sp = g0_sched_sp - 16 - 0x40, callee_fp = callee_sp - 8;
+  GoFrame(callee_sp, 0, kMcall + 0x20);
+  uint64_t sched_sp = kGStackHi - 0x300;
+  SetSched(kG, sched_sp, kMorestackRetArm64, kGStackHi - 0x200);
+  mem_.Put64(kG + 56 + 40, kMainF + 0xb0);  // sched.lr
+  GoFrame(sched_sp, 0, kGoexit + 4);
+  auto r = Run(kParkM + 0x10, callee_sp, callee_fp, 0, kG0);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kParkM + 0x10, kMcall + 0x20}));
+  // Parked by mcall instead (LR = the return site of BL mcall): crossed.
+  SetSched(kG, sched_sp, kMcallRet, kGStackHi - 0x200);
+  auto ok = Run(kParkM + 0x10, callee_sp, callee_fp, 0, kG0);
+  EXPECT_EQ(ok.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(ok), (std::vector<uint64_t>{kParkM + 0x10, kMcall + 0x20, kMcallRet, kGoexit + 4}));
+}
+
+// arm64 morestack's save is checked in the text too: a BL elsewhere is not morestack's call.
+TEST_F(UnwindCoreArm64Test, MorestackNeedsTheBlToMorestack) {
+  uint64_t g0_sp = kG0StackHi - 0x200, g0_fp = g0_sp - 8;
+  GoFrame(g0_sp, 0, kMorestack + 0x30);
+  uint64_t sched_sp = kGStackHi - 0x300;
+  mem_.Put32(kMorestackRetArm64, 0x94000000u | 0x10);  // BL main.f+0x4c, not morestack
+  SetSched(kG, sched_sp, kMorestackRetArm64 + 4, kGStackHi - 0x200);
+  mem_.Put64(kG + 56 + 40, kMainF + 0xb0);
+  mem_.Put32(kG + 144, 2);
+  auto r = Run(kAllocFn + 0x50, g0_sp, g0_fp, 0, kG0);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kMorestack + 0x30}));
 }
 
 // vDSO on arm64: m.vdsoSP is the SP of the frame m.vdsoPC returns into (nanotime1's caller).
@@ -910,7 +1101,7 @@ TEST_F(UnwindCoreArm64Test, CgocallbackCrossesBackToTheCFramesOnG0) {
   uint64_t ac_sp = kGStackHi - 0x300, f_sp = ac_sp + 0x20;
   GoFrame(ac_sp, f_sp - 8, kMainF + 0x90);          // asmcgocall's frame on the goroutine stack
   GoFrame(f_sp, 0, kGoexit + 4);
-  SetSched(kG, ac_sp, kAsmcgocall, ac_sp - 8);
+  SetSched(kG, ac_sp, kSystemstackSwitch + 8, ac_sp - 8);
   auto r = Run(kMainF + 0x40, cb_sp, cb_sp - 8, 0x1234, kG);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x40, kCgocallback + 0x20, kCrosscall2 + 0x10,
                                               0x7f0000005100, 0x7f0000005200, kAsmcgocall + 0x30,
@@ -929,7 +1120,7 @@ TEST_F(UnwindCoreArm64Test, AsmcgocallUsesSchedBpOnNewerGo) {
   uint64_t ac_sp = kGStackHi - 0x300, f_sp = ac_sp + 0x20;
   GoFrame(ac_sp, f_sp - 8, kMainF + 0x90);
   GoFrame(f_sp, 0, kGoexit + 4);
-  SetSched(kG, ac_sp, kAsmcgocall, ac_sp - 8);
+  SetSched(kG, ac_sp, kSystemstackSwitch + 8, ac_sp - 8);
   auto r = Run(0x7f0000005000, c_fp - 0x20, c_fp, 0x7f0000005100, kG0);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 4}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);

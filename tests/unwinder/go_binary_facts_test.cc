@@ -63,6 +63,40 @@ TEST(GoBinaryFacts, Go119Executable) {
 }
 
 // Stripped (-s -w) and PIE builds give the same facts: nothing here needs symbols or DWARF.
+// The saved-pc rule's save points: every return site found follows a 5-byte CALL rel32 to
+// runtime.mcall (the Go 1.19 runtime has ~16 calls, plus inlined Gosched calls), and the
+// morestack entries and systemstack_switch are known.
+TEST(GoBinaryFacts, SavePointsOfTheSavedPcRule) {
+  std::shared_ptr<sym::Binary> bin;
+  auto f = Analyze("demo", &bin);
+  ASSERT_TRUE(f);
+  auto mcall = bin->go()->FindFuncByName("runtime.mcall");
+  ASSERT_TRUE(mcall);
+  EXPECT_GE(f->mcall_return_sites.size(), 10u);
+  EXPECT_LE(f->mcall_return_sites.size(), static_cast<size_t>(SB_MAX_MCALL_SITES));
+  for (uint64_t site : f->mcall_return_sites) {
+    auto code = bin->elf().ReadVaddr(site - 5, 5);
+    ASSERT_TRUE(code.ok());
+    int32_t rel = 0;
+    memcpy(&rel, code->data() + 1, 4);
+    EXPECT_EQ(static_cast<uint8_t>((*code)[0]), 0xE8) << std::hex << site;
+    EXPECT_EQ(site + static_cast<uint64_t>(static_cast<int64_t>(rel)), mcall->entry) << std::hex << site;
+  }
+  auto gopark = bin->go()->FindFuncByName("runtime.gopark");
+  ASSERT_TRUE(gopark);
+  bool in_gopark = false;
+  for (uint64_t site : f->mcall_return_sites) in_gopark |= site > gopark->entry && site < gopark->end;
+  EXPECT_TRUE(in_gopark) << "gopark's mcall(park_m) not found";
+  EXPECT_EQ(f->morestack, bin->go()->FindFuncByName("runtime.morestack")->entry);
+  EXPECT_EQ(f->morestack_noctxt, bin->go()->FindFuncByName("runtime.morestack_noctxt")->entry);
+  EXPECT_LT(f->systemstack_switch_start, f->systemstack_switch_end);
+  sb_proc_info pi = MakeProcInfo(*f, 0x1000, 0);
+  ASSERT_EQ(pi.nmcall_sites, f->mcall_return_sites.size());
+  for (uint32_t i = 1; i < pi.nmcall_sites; i++) EXPECT_LT(pi.mcall_sites[i - 1], pi.mcall_sites[i]);
+  EXPECT_EQ(pi.text_start + pi.mcall_sites[0], f->mcall_return_sites[0] + 0x1000);
+  EXPECT_EQ(pi.morestack, f->morestack + 0x1000);
+}
+
 TEST(GoBinaryFacts, StrippedAndPieAgree) {
   auto plain = Analyze("demo");
   auto stripped = Analyze("demo-stripped");

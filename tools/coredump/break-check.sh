@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Shows that the coredump cases guard every crossing: for each one-line break below, applied
-# to a scratch copy of HEAD, `switchback coredump check` must fail at least one case.
+# Shows that the coredump cases and the unwind core's unit tests guard every crossing: for each
+# one-line break below, applied to a scratch copy of HEAD, `switchback coredump check` must fail
+# at least one case or unwind_core_test at least one test (rules whose state no core holds yet,
+# such as the saved-pc rule's stale goroutines, are guarded by unit tests over synthetic stacks).
 #   tools/coredump/break-check.sh [SCRATCH_DIR]        (one build, then relinks; the first check
 #                                                        extracts every case into SCRATCH_DIR/cache)
 #   BREAKS=REGEX tools/coredump/break-check.sh          only the breaks whose name matches
@@ -12,30 +14,34 @@ git archive HEAD | tar -x -C "$scratch/src"
 core=$scratch/src/ebpf/unwind/unwind_core.h
 cp "$core" "$scratch/unwind_core.h.orig"
 cmake -S "$scratch/src" -B "$scratch/build" -G Ninja >/dev/null
-ninja -C "$scratch/build" switchback >/dev/null
+ninja -C "$scratch/build" switchback unwind_core_test >/dev/null
 
 # name | exact line (fixed string, \n for a newline; no '|' in it) | replacement
 mutations=(
-  "leaf (amd64 pcsp slot)|    sb_u64 slot = st->sp + (sb_u64)delta;|    sb_u64 slot = st->sp;"
+  "leaf (amd64 pcsp slot)|    sb_u64 slot = st->w->sp + (sb_u64)delta;|    sb_u64 slot = st->w->sp;"
   "systemstack (amd64 curg.sched.bp)|  sb_switch_to(st, caller, sp + 8, bp);|  sb_switch_to(st, caller, sp + 8, 0);"
   "mcall (goroutine's saved bp)|  sb_switch_to(st, pc, sp, bp);|  sb_switch_to(st, pc, sp, 0);"
-  "mcall stale check|    if (cand_m != 0) /* running again on some M: its saved state is not this stack's */|    if (0)"
+  "mcall stale check|    if (cand_m != 0 && !(cand_m == st->w->m && cand == st->w->curg))|    if (0)"
   "morestack (emit the growing function)|  sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */|  /* broken */"
-  "asmcgocall dispatch|    else if (kind == SB_FN_ASMCGOCALL) r = sb_cross_saved_switch(st, SB_CROSS_ASMCGOCALL);|    else if (0) {}"
-  "vdso (amd64 frame record)|  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 16;|  sb_u64 record = st->arm64 ? vsp - 8 : vsp - 8;"
-  "arm64 SP walk|      st->sp = sp + (sb_u64)delta;|      st->sp = sp;"
-  "arm64 systemstack (sched.bp)|    st->sp = bp + 8; /* the switch function's own SP on the goroutine stack */|    st->sp = bp;"
+  "asmcgocall dispatch|                                  kind == SB_FN_ASMCGOCALL ? SB_CROSS_ASMCGOCALL : SB_CROSS_SYSTEMSTACK);|                                  SB_CROSS_SYSTEMSTACK);"
+  "vdso (amd64 frame record)|  sb_u64 record = SB_ARM64(st) ? vsp - 8 : vsp - 16;|  sb_u64 record = SB_ARM64(st) ? vsp - 8 : vsp - 8;"
+  "arm64 SP walk|      st->w->sp = sp + (sb_u64)delta;|      st->w->sp = sp;"
+  "arm64 systemstack (sched.bp)|    st->w->sp = bp + 8; /* the switch function's own SP on the goroutine stack */|    st->w->sp = bp;"
   "signal (amd64 ucontext)|    sb_u64 mc = entry_sp + SB_AMD64_MCTX;|    sb_u64 mc = entry_sp + SB_AMD64_MCTX + 8;"
   "signal (arm64 ucontext)|    sb_u64 x = entry_sp + SB_ARM64_MCTX_X0;|    sb_u64 x = entry_sp + SB_ARM64_MCTX_X0 + 8;"
-  "signal (interrupted pc exact)|  st->frame_exact = 1;\n  st->lr = lr;|  st->frame_exact = 0;\n  st->lr = lr;"
-  "cgocallback (g0 frame)|  sb_u64 slot = st->arm64 ? g0_sp : g0_sp + (sb_u64)delta;|  sb_u64 slot = st->arm64 ? g0_sp + 16 : g0_sp + (sb_u64)delta + 16;"
-  "cgocallback dispatch|    r = sb_cross_cgocallback(st, lookup_pc);|    r = -1;"
-  "asyncPreempt arm64 (pushCall's 16 bytes)|        st->sp += 16;|        st->sp += 0;"
-  "asyncPreempt amd64 (interrupted pc exact)|    st->exact_sp = 1;\n    st->frame_exact = 1;\n    st->injected_call = 0;|    st->exact_sp = 0;\n    st->frame_exact = 0;\n    st->injected_call = 0;"
-  "mcall under schedule (next curg)|  int from_slot = gp == 0 || st->scheduling;|  int from_slot = gp == 0;"
-  "arm64 asmcgocall (sched.bp, all versions)|  if (st->arm64 && crossing == SB_CROSS_ASMCGOCALL) recipe = SB_PI_SWITCH_SCHED_BP;|"
+  "signal (interrupted pc exact)|  st->w->frame_exact = 1;\n  st->w->lr = lr;|  st->w->frame_exact = 0;\n  st->w->lr = lr;"
+  "cgocallback (g0 frame)|  sb_u64 slot = SB_ARM64(st) ? g0_sp : g0_sp + (sb_u64)delta;|  sb_u64 slot = SB_ARM64(st) ? g0_sp + 16 : g0_sp + (sb_u64)delta + 16;"
+  "cgocallback dispatch|    r = sb_g_cross_cgocallback(w, pi, st->out, st->cnt, lookup_pc);|    r = -1;"
+  "asyncPreempt arm64 (pushCall's 16 bytes)|        st->w->sp += 16;|        st->w->sp += 0;"
+  "asyncPreempt amd64 (interrupted pc exact)|    st->w->exact_sp = 1;\n    st->w->frame_exact = 1;\n    st->w->injected_call = 0;|    st->w->exact_sp = 0;\n    st->w->frame_exact = 0;\n    st->w->injected_call = 0;"
+  "under schedule (next curg)|  if (kind == SB_FN_SCHEDULE && w->on_g0) w->scheduling = 1;|"
+  "arm64 asmcgocall (sched.bp, all versions)|  if (SB_ARM64(st) && crossing == SB_CROSS_ASMCGOCALL) recipe = SB_PI_SWITCH_SCHED_BP;|"
+  "saved-pc rule: mcall's save|  if (save == SB_SAVE_MCALL) return sb_is_mcall_site(pi, pc);|  if (save == SB_SAVE_MCALL) return 1;"
+  "saved-pc rule: morestack's save|  if (save == SB_SAVE_MORESTACK) return sb_after_morestack_call(st, pc);|  if (save == SB_SAVE_MORESTACK) return 1;"
+  "saved-pc rule: systemstack_switch|  return pi->sswitch_start != 0 && pc >= pi->sswitch_start && pc < pi->sswitch_end;|  return 1;"
+  "morestack under schedule|  sb_u64 gp = st->w->scheduling ? 0 : sb_live_curg(st);|  sb_u64 gp = sb_live_curg(st);"
 )
-printf '%-38s %s\n' "break" "cases failing"
+printf '%-38s %s\n' "break" "cases failing | unit tests failing"
 status=0
 for m in "${mutations[@]}"; do
   IFS='|' read -r name from to <<<"$m"
@@ -48,11 +54,12 @@ f = f.replace("\\n", "\n"); t = os.environ["TO"].replace("\\n", "\n")
 if s.count(f) != 1: sys.exit(f"mutation target not found exactly once: {f!r}")
 open(p, "w").write(s.replace(f, t))
 PY
-  ninja -C "$scratch/build" switchback >/dev/null
+  ninja -C "$scratch/build" switchback unwind_core_test >/dev/null
   out=$("$scratch/build/tools/switchback" coredump check testdata/coredumps --cache "$scratch/cache" || true)
   failing=$(grep -E ' (FAIL|ERROR) ' <<<"$out" | awk '{print $1}' | paste -sd, -)
-  printf '%-38s %s\n' "$name" "${failing:-NONE (not caught!)}"
-  [[ -n $failing ]] || status=1
+  tests=$("$scratch/build/tests/unwind/unwind_core_test" 2>/dev/null | sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_.]*\)$/\1/p' | sort -u | paste -sd, - || true)
+  printf '%-38s %s | %s\n' "$name" "${failing:--}" "${tests:--}"
+  [[ -n $failing || -n $tests ]] || { echo "  NOT CAUGHT: $name"; status=1; }
 done
 cp "$scratch/unwind_core.h.orig" "$core"
 exit $status

@@ -35,6 +35,7 @@ struct RecordArgs {
   bool quiet = false;
   size_t top = 15;
   bool compare_fp_walk = false;
+  uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
 };
 
 int Fail(const std::string& msg) {
@@ -61,6 +62,7 @@ int RunRecord(const RecordArgs& a) {
   opts.duration_s = a.duration;
   opts.frequency_hz = a.frequency;
   opts.compare_fp_walk = a.compare_fp_walk;
+  opts.max_frames = a.max_frames;
   opts.stop = &g_stop;
   bool tty = isatty(STDERR_FILENO) && !a.quiet;
   // Warnings go out even with --quiet: they say the profile may be read wrongly later.
@@ -138,6 +140,12 @@ void AddRecordCommand(CLI::App& app, Runner* run) {
   cmd->add_option("--stats", args->stats, "also write the recording's statistics as JSON");
   cmd->add_option("--top", args->top, "functions to list in the summary (0: none)");
   cmd->add_flag("--quiet,-q", args->quiet, "no status line and no summary");
+  cmd->add_option("--max-frames", args->max_frames,
+                  "frames kept per stack, 1-" + std::to_string(SB_MAX_FRAMES) + " (default " +
+                      std::to_string(SB_DEFAULT_MAX_FRAMES) + ", runtime/pprof's depth); a deeper stack\n"
+                      "keeps its leaf side and ends with [stopped: max_frames]; the BPF cost per\n"
+                      "sample grows linearly with the frames walked")
+      ->check(CLI::Range(1, SB_MAX_FRAMES));
   cmd->add_flag("--compare-fp-walk", args->compare_fp_walk,
                 "benchmark: also time a plain frame-pointer walk of every sample in BPF and report\n"
                 "its cost next to the unwinder's (in the summary and --stats)");
