@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <system_error>
 
@@ -54,6 +55,11 @@ RetentionResult ApplyRetention(const std::string& dir, const RetentionPolicy& po
   if (policy.keep_ns <= 0 && policy.max_disk == 0) return r;
   std::vector<StoredWindow> windows = ListWindows(dir);
   uint64_t total = DiskUsage(dir);
+  // A deleted window takes its index line with it: count that too, or a large index would
+  // make the size limit delete more than it needs.
+  std::vector<IndexEntry> index = ReadIndex(dir, nullptr);
+  std::map<std::string, uint64_t> line_bytes;
+  for (const auto& e : index) line_bytes[e.path] += IndexLine(e).size() + 1;
   std::set<std::string> gone;
   auto remove = [&](const StoredWindow& w) {
     std::error_code ec;
@@ -63,7 +69,8 @@ RetentionResult ApplyRetention(const std::string& dir, const RetentionPolicy& po
     }
     gone.insert(w.rel_path);
     r.deleted.push_back(w.rel_path);
-    total -= std::min(total, w.bytes);
+    uint64_t freed = w.bytes + (line_bytes.count(w.rel_path) ? line_bytes[w.rel_path] : 0);
+    total -= std::min(total, freed);
   };
   int64_t keep_s = policy.keep_ns / 1000000000;
   for (const auto& w : windows) {
@@ -76,7 +83,7 @@ RetentionResult ApplyRetention(const std::string& dir, const RetentionPolicy& po
   if (gone.empty()) return r;
   // The index shrinks with the files (the size check counted it too).
   std::vector<IndexEntry> kept;
-  for (auto& e : ReadIndex(dir, nullptr))
+  for (auto& e : index)
     if (!gone.count(e.path)) kept.push_back(std::move(e));
   if (auto st = WriteIndex(dir, kept); !st.ok()) r.errors.push_back(st.error());
   std::set<std::string> days;

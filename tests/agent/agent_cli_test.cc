@@ -277,15 +277,17 @@ TEST_F(AgentCliTest, SigkillLeavesWholeFilesRestartGoesOnRetentionDeletesOldest)
     EXPECT_TRUE(fs::exists(data_ / e.path)) << "index names deleted " << e.path;
   ExpectNoTemporaries(data_);
 
-  // By size: a limit of about two files deletes the oldest, keeps the newest.
+  // By size: a limit of about two windows (file and index line) deletes the oldest, keeps the newest.
   auto files = agent::ListWindows(data_.string());
-  auto agent3 = StartAgent({"--pid", std::to_string(a->pid()), "--max-disk", std::to_string(files.back().bytes * 2)},
-                           "agent3");
+  size_t index_lines = agent::ReadIndex(data_.string(), nullptr).size();
+  uint64_t line = index_lines ? fs::file_size(data_ / "index.jsonl") / index_lines : 0;
+  uint64_t limit = 2 * (files.back().bytes + line);
+  auto agent3 = StartAgent({"--pid", std::to_string(a->pid()), "--max-disk", std::to_string(limit)}, "agent3");
   ASSERT_TRUE(WaitLog("agent3", "wrote ", seconds(30)));
   std::this_thread::sleep_for(milliseconds(4500));
   agent3->Signal(SIGTERM);
   ASSERT_TRUE(agent3->Wait(seconds(60)).exited_ok());
-  EXPECT_LE(agent::DiskUsage(data_.string()), files.back().bytes * 2 + 4096) << Slurp(dir_ / "agent3.stderr");
+  EXPECT_LE(agent::DiskUsage(data_.string()), limit) << Slurp(dir_ / "agent3.stderr");
   auto kept = agent::ListWindows(data_.string());
   ASSERT_GE(kept.size(), 1u);
   EXPECT_NE(Slurp(dir_ / "agent3.stderr").find("retention: deleted"), std::string::npos);
