@@ -277,6 +277,7 @@ Result<std::unique_ptr<Agent>> Agent::Open(const AgentOptions& opts) {
 
   recorder::SessionOptions so;
   so.frequency_hz = opts.frequency_hz;
+  so.max_frames = opts.max_frames;
   so.all = im->selector.discovers();
   so.want = [im](uint32_t pid) { return im->selector.Wants(pid); };
   so.on_warning = [im](const std::string& w) { im->Log("warning: " + w); };

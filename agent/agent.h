@@ -64,6 +64,7 @@ struct CaptureFilter {
 struct AgentOptions {
   std::string dir;
   int frequency_hz = 19;
+  uint32_t max_frames = 128;  // frames kept per stack (leaf side), 1..1024 (SB_MAX_FRAMES)
   std::chrono::milliseconds interval{60000};
   SelectionOptions selection;
   bool goroutine_labels = false;

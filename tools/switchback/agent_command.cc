@@ -9,6 +9,7 @@
 
 #include "agent/agent.h"
 #include "agent/retention.h"
+#include "ebpf/unwind/unwind_types.h"
 #include "tools/switchback/agent_serve.h"
 #include "tools/switchback/commands.h"
 
@@ -22,6 +23,7 @@ void OnAgentSignal(int) { g_agent_stop.store(true); }
 struct AgentArgs {
   std::string dir;
   int frequency = 19;
+  uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
   std::string interval = "60s";
   bool testing_short_interval = false;
   std::vector<uint32_t> pids;
@@ -48,6 +50,7 @@ int RunAgent(const AgentArgs& a) {
   agent::AgentOptions o;
   o.dir = a.dir;
   o.frequency_hz = a.frequency;
+  o.max_frames = a.max_frames;
   auto iv = agent::ParseDuration(a.interval);
   if (!iv.ok()) return Fail("--interval: " + iv.error());
   const int64_t kSec = 1000000000LL;
@@ -103,6 +106,11 @@ void AddAgentCommand(CLI::App& app, Runner* run) {
                   "samples per second per CPU (default 19: a prime, so sampling does not run in\n"
                   "lock step with periodic work such as 10 ms timers or 100 Hz tickers)")
       ->check(CLI::Range(1, 10000));
+  cmd->add_option("--max-frames", args->max_frames,
+                  "frames kept per stack, 1-" + std::to_string(SB_MAX_FRAMES) + " (default " +
+                      std::to_string(SB_DEFAULT_MAX_FRAMES) + ", runtime/pprof's depth); a deeper stack\n"
+                      "keeps its leaf side and ends with [stopped: max_frames]")
+      ->check(CLI::Range(1, SB_MAX_FRAMES));
   cmd->add_option("--interval", args->interval,
                   "window length, 10s to 1h (default 60s: long enough that a window's file is\n"
                   "small next to its samples, short enough to see a minute's regression)");
