@@ -38,6 +38,7 @@ struct Sample {
   std::vector<uint32_t> locations;  // indices into ProfileData::locations, leaf first
   int64_t count = 0;                // samples
   int64_t nanos = 0;                // cpu time (count * period)
+  int64_t max_nanos = 0;            // longest call (trace --stacks; written when max_nanos_type is set)
   std::map<std::string, std::string> labels;      // "thread", "stop" ...
   std::map<std::string, int64_t> num_labels;      // "pid", "tid", "goroutine"
 };
@@ -54,6 +55,7 @@ struct ProfileData {
   // time; a latency profile (switchback trace) counts calls and time spent in them.
   std::string count_type = "samples";
   std::string nanos_type = "cpu";
+  std::string max_nanos_type;  // "" = no third value; "max" in trace --stacks profiles
 };
 
 // Adds locations and mappings without duplicates; helps producers build ProfileData.

@@ -9,6 +9,7 @@
 #include "ebpf/unwind/host_unwind.h"
 #include "recorder/process_tracker.h"
 #include "recorder/sample_aggregator.h"
+#include "recorder/sample_labels.h"
 #include "recorder/stack_symbolizer.h"
 #include "unwinder/bpf_sampler.h"
 
@@ -44,6 +45,8 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.unwind_frames = c.unwind_frames;
   st.fp_walk_ns = c.fp_walk_ns;
   st.fp_walk_frames = c.fp_walk_frames;
+  st.labels_ns = c.labels_ns;
+  for (int i = 0; i < SB_LABELS_MAX; i++) st.labels[LabelsStatusName(i)] = c.labels[i];
   for (const auto& [key, n] : agg.stacks()) {
     st.stop_reasons[unwind::StopReasonName(key.stop_reason)] += n;
     if (unwind::StopIsWhole(key.stop_reason)) st.ended_at_root += n;
@@ -61,6 +64,7 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
     ps.go_version = p.facts->go_version;
     ps.offsets_source = p.facts->offsets_source;
     ps.tls_source = p.facts->tls_source;
+    ps.labels_source = p.facts->labels_source;
     ps.missing = p.facts->missing;
     auto it = agg.per_pid().find(pid);
     ps.samples = it == agg.per_pid().end() ? 0 : it->second;
@@ -94,6 +98,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   so.frequency_hz = opts.frequency_hz;
   so.track_all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
+  so.read_labels = opts.labels;
   auto sampler = unwinder::BpfSampler::Open(so);
   if (!sampler.ok()) return sampler.take_error();
 

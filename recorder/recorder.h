@@ -26,6 +26,7 @@ struct RecordOptions {
   double duration_s = 0;        // 0: until *stop becomes true
   int frequency_hz = 99;
   bool compare_fp_walk = false;  // benchmark: time a plain frame-pointer walk too
+  bool labels = true;            // goroutine pprof labels on samples (--no-labels: false)
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const LiveStatus&)> on_status;  // called about 4 times a second
   std::function<void()> on_started;  // sampling is attached (after every check passed)

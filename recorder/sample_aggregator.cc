@@ -16,6 +16,7 @@ void SampleAggregator::Add(const sb_sample& s) {
   k.comm.assign(s.comm, strnlen(s.comm, sizeof(s.comm)));
   uint32_t n = s.nframes > SB_MAX_FRAMES ? SB_MAX_FRAMES : s.nframes;
   k.frames.assign(s.frames, s.frames + n);
+  k.labels = LabelsOf(s.labels);
   stacks_[std::move(k)]++;
   per_pid_[s.pid]++;
   total_++;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ebpf/unwind/unwind_types.h"
+#include "recorder/sample_labels.h"
 
 namespace sb::recorder {
 
@@ -20,6 +21,7 @@ struct StackKey {
   uint64_t exact[2] = {0, 0};
   std::string comm;
   std::vector<uint64_t> frames;  // leaf first
+  LabelList labels;              // goroutine pprof labels, sorted by key
   auto operator<=>(const StackKey&) const = default;
 };
 

@@ -76,6 +76,7 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
   s->skel_->rodata->self_tgid = static_cast<uint32_t>(getpid());
   s->skel_->rodata->track_all = opts.track_all ? 1 : 0;
   s->skel_->rodata->compare_fp_walk = opts.compare_fp_walk ? 1 : 0;
+  s->skel_->rodata->read_labels = opts.read_labels ? 1 : 0;
   if (int err = sampler_bpf__load(s->skel_); err != 0)
     return MakeError("cannot load the BPF sampler (verifier or permissions): " + Errno(err) +
                      " (set SWITCHBACK_BPF_DEBUG=1 for the verifier log)");
@@ -198,6 +199,8 @@ sb_counters BpfSampler::Counters() const {
     total.unwind_frames += c.unwind_frames;
     total.fp_walk_ns += c.fp_walk_ns;
     total.fp_walk_frames += c.fp_walk_frames;
+    total.labels_ns += c.labels_ns;
+    for (int i = 0; i < SB_LABELS_MAX; i++) total.labels[i] += c.labels[i];
     for (int i = 0; i < SB_STOP_MAX; i++) total.stop[i] += c.stop[i];
     for (int i = 0; i < SB_CROSS_MAX; i++)
       for (int k = 0; k < 3; k++) total.crossing[i][k] += c.crossing[i][k];

@@ -22,6 +22,7 @@ struct SamplerOptions {
   bool track_all = false;  // report samples of unknown processes (for --all)
   // Benchmark: also time a plain frame-pointer walk of every sample (sb_counters.fp_walk_*).
   bool compare_fp_walk = false;
+  bool read_labels = true;  // goroutine pprof labels on each sample (goroutine_labels.h)
 };
 
 struct BpfProgramStats {

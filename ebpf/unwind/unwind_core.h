@@ -300,6 +300,7 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
     sb_u64 goid = 0;
     if (sb_read_u64(st, gp + o->g_goid, &goid) == 0 && goid != 0) {
       st->out->goid = goid;
+      st->out->goid_g = gp;
       st->out->flags |= SB_SAMPLE_HAS_GOID;
     }
   }
@@ -432,6 +433,7 @@ SB_INLINE long sb_cross_signal(struct sb_unwind_state *st, sb_u64 entry_sp) {
       sb_u64 goid = 0;
       if (sb_read_u64(st, gp + st->pi->off.g_goid, &goid) == 0 && goid != 0) {
         st->out->goid = goid;
+        st->out->goid_g = gp;
         st->out->flags |= SB_SAMPLE_HAS_GOID;
       }
     }
@@ -723,6 +725,7 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
   sb_u64 goid = 0;
   if (user_g && sb_read_u64(st, user_g + o->g_goid, &goid) == 0 && goid != 0) {
     st->out->goid = goid;
+    st->out->goid_g = user_g;
     st->out->flags |= SB_SAMPLE_HAS_GOID;
   }
   if (st->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;

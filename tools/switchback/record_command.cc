@@ -35,6 +35,7 @@ struct RecordArgs {
   bool quiet = false;
   size_t top = 15;
   bool compare_fp_walk = false;
+  bool no_labels = false;
 };
 
 int Fail(const std::string& msg) {
@@ -61,6 +62,7 @@ int RunRecord(const RecordArgs& a) {
   opts.duration_s = a.duration;
   opts.frequency_hz = a.frequency;
   opts.compare_fp_walk = a.compare_fp_walk;
+  opts.labels = !a.no_labels;
   opts.stop = &g_stop;
   bool tty = isatty(STDERR_FILENO) && !a.quiet;
   // Warnings go out even with --quiet: they say the profile may be read wrongly later.
@@ -141,6 +143,9 @@ void AddRecordCommand(CLI::App& app, Runner* run) {
   cmd->add_flag("--compare-fp-walk", args->compare_fp_walk,
                 "benchmark: also time a plain frame-pointer walk of every sample in BPF and report\n"
                 "its cost next to the unwinder's (in the summary and --stats)");
+  cmd->add_flag("--no-labels", args->no_labels,
+                "do not read goroutine pprof labels (pprof.Do, SetGoroutineLabels); by default each\n"
+                "sample carries its goroutine's labels as pprof string labels beside pid/thread");
   cmd->callback([args, run] {
     *run = [args] {
       if (args->pids.empty() && !args->all) return Fail("give --pid PID (repeatable) or --all");
