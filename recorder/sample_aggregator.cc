@@ -5,6 +5,18 @@
 namespace sb::recorder {
 
 void SampleAggregator::Add(const sb_sample& s) {
+  per_pid_[s.pid]++;
+  total_++;
+  stacks_[KeyOf(s)]++;
+}
+
+void SampleAggregator::AddKey(const StackKey& k, uint64_t n) {
+  per_pid_[k.pid] += n;
+  total_ += n;
+  stacks_[k] += n;
+}
+
+StackKey SampleAggregator::KeyOf(const sb_sample& s) {
   StackKey k;
   k.pid = s.pid;
   k.tid = s.tid;
@@ -17,9 +29,7 @@ void SampleAggregator::Add(const sb_sample& s) {
   uint32_t n = s.nframes > SB_MAX_FRAMES ? SB_MAX_FRAMES : s.nframes;
   k.frames.assign(s.frames, s.frames + n);
   k.labels = LabelsOf(s.labels);
-  stacks_[std::move(k)]++;
-  per_pid_[s.pid]++;
-  total_++;
+  return k;
 }
 
 }  // namespace sb::recorder

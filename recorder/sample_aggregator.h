@@ -28,6 +28,10 @@ struct StackKey {
 class SampleAggregator {
  public:
   void Add(const sb_sample& s);
+  // The key Add files a sample under.
+  static StackKey KeyOf(const sb_sample& s);
+  // Adds n samples of an already built key (producers that aggregate on their own).
+  void AddKey(const StackKey& k, uint64_t n);
   const std::map<StackKey, uint64_t>& stacks() const { return stacks_; }
   uint64_t total() const { return total_; }
   const std::map<uint32_t, uint64_t>& per_pid() const { return per_pid_; }

@@ -150,6 +150,7 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
     if (std::string sw = CrossedSwitches(key.crossed); !sw.empty()) s.labels["switches"] = sw;
     for (const auto& [k, v] : key.labels)  // goroutine pprof labels, beside switchback's own
       if (!IsReservedLabelKey(k)) s.labels.emplace(k, v);
+    if (opts.fill) opts.fill(key, &s);
     builder.AddSample(std::move(s));
   }
   profile::ProfileData d = builder.Take();
