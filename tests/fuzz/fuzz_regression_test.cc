@@ -82,6 +82,9 @@ TEST(FuzzRegressionTest, TlsSeedsAreDecoded) {
   }
 }
 TEST(FuzzRegressionTest, CodeSites) { EXPECT_GT(Replay("fuzz_code_sites", FuzzCodeSites), 0); }
+TEST(FuzzRegressionTest, GoroutineLabels) {
+  EXPECT_GT(Replay("fuzz_goroutine_labels", FuzzGoroutineLabels), 0);
+}
 
 }  // namespace
 }  // namespace sb::fuzz

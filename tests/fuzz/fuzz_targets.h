@@ -18,5 +18,6 @@ int FuzzAsmOffsets(const uint8_t* data, size_t size);   // unwinder/asm_offsets 
 int FuzzDwarfOffsets(const uint8_t* data, size_t size); // unwinder/dwarf_offsets (libdwarf)
 int FuzzTlsSlot(const uint8_t* data, size_t size);      // unwinder/tls_slot (Zydis)
 int FuzzCodeSites(const uint8_t* data, size_t size);    // exitprobe/code_sites
+int FuzzGoroutineLabels(const uint8_t* data, size_t size);  // ebpf/unwind/goroutine_labels.h
 
 }  // namespace sb::fuzz

@@ -14,6 +14,9 @@
 //	long=<200 bytes>                a sleeping goroutine whose value is longer than 128 bytes
 //
 // Usage: labels [-duration 10s] [-cpuprofile FILE] [-cpurate HZ]   (-duration 0: until SIGTERM)
+//
+//	labels -bench-labels N [-duration D]   (tools/bench/label_cost.sh: 2 spinning goroutines
+//	                                        with N labels each)
 package main
 
 import (
@@ -113,7 +116,26 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long to run; 0: until SIGTERM")
 	cpuprofile := flag.String("cpuprofile", "", "write a runtime/pprof CPU profile of the run")
 	cpurate := flag.Int("cpurate", 0, "runtime/pprof sampling rate in Hz (default Go's 100)")
+	benchLabels := flag.Int("bench-labels", -1, "benchmark: only 2 spinning goroutines, each with N labels (0: none)")
 	flag.Parse()
+	if *benchLabels >= 0 {
+		var kv []string
+		for i := 0; i < *benchLabels; i++ {
+			kv = append(kv, fmt.Sprintf("key%d", i), fmt.Sprintf("value-%d", i))
+		}
+		ctx := pprof.WithLabels(context.Background(), pprof.Labels(kv...))
+		for i := 0; i < 2; i++ {
+			go func() {
+				if *benchLabels > 0 {
+					pprof.SetGoroutineLabels(ctx)
+				}
+				unlabelled()
+			}()
+		}
+		fmt.Println("ready")
+		time.Sleep(*duration)
+		return
+	}
 	if *cpuprofile != "" {
 		if *cpurate > 0 {
 			runtime.SetCPUProfileRate(*cpurate) // StartCPUProfile then warns and keeps this rate
