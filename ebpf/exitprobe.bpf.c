@@ -484,7 +484,10 @@ static __always_inline int handle_site(struct pt_regs *ctx) {
  * not know SEC("uprobe.multi")): every site of the binary in one link. */
 SEC("uprobe")
 int xp_site_multi(struct pt_regs *ctx) {
-  if (handle_site(ctx) == 2) {
+  /* want_stacks first: with it 0 (frozen) the verifier never compares the return value, which
+   * would otherwise make it track r0 precisely through every path (6 s longer to load). */
+  int r = handle_site(ctx);
+  if (want_stacks && r == 2) {
     bpf_tail_call(ctx, &stack_progs, 0);
     struct sb_xp_counters *cnt = bpf_map_lookup_elem(&counters, &(__u32){0});
     if (cnt) __sync_fetch_and_add(&cnt->stack_no_proc, 1); /* the tail call failed */
@@ -495,7 +498,10 @@ int xp_site_multi(struct pt_regs *ctx) {
 /* The same for kernels without uprobe_multi: one perf-event uprobe per site. */
 SEC("uprobe")
 int xp_site(struct pt_regs *ctx) {
-  if (handle_site(ctx) == 2) {
+  /* want_stacks first: with it 0 (frozen) the verifier never compares the return value, which
+   * would otherwise make it track r0 precisely through every path (6 s longer to load). */
+  int r = handle_site(ctx);
+  if (want_stacks && r == 2) {
     bpf_tail_call(ctx, &stack_progs, 0);
     struct sb_xp_counters *cnt = bpf_map_lookup_elem(&counters, &(__u32){0});
     if (cnt) __sync_fetch_and_add(&cnt->stack_no_proc, 1); /* the tail call failed */
