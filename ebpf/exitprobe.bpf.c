@@ -19,11 +19,81 @@
 #include <bpf/bpf_tracing.h>
 
 #include "exitprobe.h"
+/* trace --stacks: the unwind core and the label reader, included as the sampler includes them
+ * (never copied). With want_stacks 0 (frozen rodata) the verifier drops that code unseen. */
+#include "unwind/bpf_env.bpf.h"
+#include "unwind/unwind_core.h"
+#include "unwind/goroutine_labels.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct sb_xp_config cfg = {};
 const volatile __u32 max_funcs = 1;
+const volatile __u8 want_stacks = 0;    /* --stacks */
+const volatile __u64 slower_than_ns = 0; /* --slower-than: only exits at least this slow */
+const volatile __u8 want_labels = 1;    /* goroutine labels with each path */
+
+/* Runtime facts per traced process (tgid), as the sampler's; key 0: any process of a non-PIE
+ * binary (addresses are link-time). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1024);
+  __type(key, __u32);
+  __type(value, struct sb_proc_info);
+} proc_info SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_xp_stack);
+} stack_scratch SEC(".maps");
+
+/* The unwind core's own counters (stop reasons, crossings), per CPU. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_counters);
+} unwind_counters SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 8 << 20);
+} stacks SEC(".maps");
+
+/* The registers the unwind starts from: in a map, not on the stack. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_regs);
+} regs_scratch SEC(".maps");
+
+/* The exit whose stack is to be sent, handed from the probe to xp_stack* (tail call). */
+struct xp_pending_stack {
+  __u64 ns;
+  __u64 now;
+  __u32 tgid;
+  __u32 func;
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct xp_pending_stack);
+} pending_stack SEC(".maps");
+
+/* The unwinding programs, entered by tail call once the probe's pairing work is done: the
+ * probe's stack frame is gone then, so the unwind core's frames fit in BPF's 512 bytes, and
+ * the verifier checks the unwind apart from the pairing logic. Slot 0: xp_stack_multi or
+ * xp_stack, whichever matches the loaded probe program. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} stack_progs SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -223,7 +293,74 @@ static __always_inline int on_entry(struct event *ev, struct sb_xp_counters *cnt
   return 0;
 }
 
-static __always_inline int on_exit(struct event *ev, struct sb_xp_counters *cnt) {
+/* The call path of an exit: the caller's stack unwound from the RET's registers (the frame is
+ * torn down, SP at the return address: the core's leaf rule reads the caller from there),
+ * with the goroutine's labels, sent to userspace. A global function: the verifier checks it
+ * (and the unwind core in it) once, apart from the pairing logic, whose branches would
+ * otherwise multiply its states past the 1M-instruction limit. */
+static __always_inline int send_stack(struct pt_regs *ctx) {
+  __u32 zero = 0;
+  struct sb_xp_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+  struct xp_pending_stack *ps = bpf_map_lookup_elem(&pending_stack, &zero);
+  if (!cnt || !ps) return 0;
+  __u32 tgid = ps->tgid, func = ps->func;
+  __u64 ns = ps->ns, now = ps->now;
+  const struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
+  if (!pi) pi = bpf_map_lookup_elem(&proc_info, &zero);
+  struct sb_xp_stack *x = bpf_map_lookup_elem(&stack_scratch, &zero);
+  struct sb_counters *uc = bpf_map_lookup_elem(&unwind_counters, &zero);
+  struct sb_regs *r = bpf_map_lookup_elem(&regs_scratch, &zero);
+  if (!pi || !x || !uc || !r) {
+    __sync_fetch_and_add(&cnt->stack_no_proc, 1);
+    return 0;
+  }
+  x->func = func;
+  x->pad = 0;
+  x->ns = ns;
+  struct sb_sample *s = &x->s;
+  s->pid = tgid;
+  s->tid = (__u32)bpf_get_current_pid_tgid();
+  s->time_ns = now;
+  s->goid = 0;
+  s->goid_g = 0;
+  s->labels.status = SB_LABELS_OFF;
+  s->labels.count = 0;
+  s->labels.total = 0;
+  s->nframes = 0;
+  s->stop_reason = SB_STOP_NONE;
+  s->flags = 0;
+  s->crossed = 0;
+  for (int i = 0; i < SB_MAX_FRAMES / 64; i++) s->exact[i] = 0; /* the scratch is reused */
+  bpf_get_current_comm(s->comm, sizeof(s->comm));
+  r->pc = PT_REGS_IP(ctx);
+  r->sp = PT_REGS_SP(ctx);
+  r->fp = PT_REGS_FP(ctx);
+  struct task_struct *task = bpf_get_current_task_btf();
+#if defined(__TARGET_ARCH_arm64)
+  r->lr = ctx->regs[30];
+  r->g_reg = ctx->regs[28];
+  r->tls_base = BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+  r->lr = 0;
+  r->g_reg = ctx->r14;
+  r->tls_base = BPF_CORE_READ(task, thread.fsbase);
+#endif
+  sb_unwind(pi, s, uc, 0, r);
+  if (want_labels && s->goid_g != 0) sb_read_goroutine_labels(0, pi, s->goid_g, &s->labels);
+  __u32 n = s->nframes;
+  if (n > SB_MAX_FRAMES) n = SB_MAX_FRAMES;
+  __u64 size = offsetof(struct sb_xp_stack, s) + offsetof(struct sb_sample, frames) + (__u64)n * sizeof(__u64);
+  if (size > sizeof(*x)) size = sizeof(*x);
+  if (bpf_ringbuf_output(&stacks, x, size, 0) != 0)
+    __sync_fetch_and_add(&cnt->stack_lost, 1);
+  else
+    __sync_fetch_and_add(&cnt->stack_sent, 1);
+  return 0;
+}
+
+/* Returns 2 when the call path of this exit is to be sent (pending_stack filled). */
+static __always_inline int on_exit(struct pt_regs *ctx, struct event *ev, struct sb_xp_counters *cnt) {
+  int send = 0;
   struct sb_xp_gkey gk = {.tgid = ev->tgid, .g = ev->g};
   struct sb_xp_stats *st = func_stats(ev->func);
   if (!st) return 0;
@@ -246,7 +383,21 @@ static __always_inline int on_exit(struct event *ev, struct sb_xp_counters *cnt)
     return 0;
   }
   if (rec->func == ev->func) {
-    record_latency(st, ev->now - rec->start_ns);
+    __u64 ns = ev->now - rec->start_ns;
+    record_latency(st, ns);
+    if (want_stacks) {
+      __u32 zero = 0;
+      struct xp_pending_stack *ps = bpf_map_lookup_elem(&pending_stack, &zero);
+      if (ns < slower_than_ns) {
+        __sync_fetch_and_add(&cnt->stack_fast, 1);
+      } else if (ps) {
+        ps->ns = ns;
+        ps->now = ev->now;
+        ps->tgid = ev->tgid;
+        ps->func = ev->func;
+        send = 1;
+      }
+    }
   } else {
     /* Another function's call ends here (it jumped into this one): that call is over. */
     struct sb_xp_stats *other = func_stats(rec->func);
@@ -257,7 +408,7 @@ static __always_inline int on_exit(struct event *ev, struct sb_xp_counters *cnt)
   gs->n -= 1;
   bpf_map_delete_elem(&pending, &pk);
   drop_if_empty(&gk, gs);
-  return 0;
+  return send ? 2 : 0;
 }
 
 static __always_inline int on_sweep(struct event *ev, struct sb_xp_counters *cnt) {
@@ -320,7 +471,7 @@ static __always_inline int handle_site(struct pt_regs *ctx) {
     case SB_XP_ENTRY:
       return on_entry(&ev, cnt);
     case SB_XP_EXIT:
-      return on_exit(&ev, cnt);
+      return on_exit(ctx, &ev, cnt);
     case SB_XP_SWEEP:
     case SB_XP_SWEEP_ALL:
       return on_sweep(&ev, cnt);
@@ -331,11 +482,38 @@ static __always_inline int handle_site(struct pt_regs *ctx) {
 /* Loaded with expected attach type BPF_TRACE_UPROBE_MULTI (set by userspace: libbpf 1.1 does
  * not know SEC("uprobe.multi")): every site of the binary in one link. */
 SEC("uprobe")
-int xp_site_multi(struct pt_regs *ctx) { return handle_site(ctx); }
+int xp_site_multi(struct pt_regs *ctx) {
+  /* want_stacks first: with it 0 (frozen) the verifier never compares the return value, which
+   * would otherwise make it track r0 precisely through every path (6 s longer to load). */
+  int r = handle_site(ctx);
+  if (want_stacks && r == 2) {
+    bpf_tail_call(ctx, &stack_progs, 0);
+    struct sb_xp_counters *cnt = bpf_map_lookup_elem(&counters, &(__u32){0});
+    if (cnt) __sync_fetch_and_add(&cnt->stack_no_proc, 1); /* the tail call failed */
+  }
+  return 0;
+}
 
 /* The same for kernels without uprobe_multi: one perf-event uprobe per site. */
 SEC("uprobe")
-int xp_site(struct pt_regs *ctx) { return handle_site(ctx); }
+int xp_site(struct pt_regs *ctx) {
+  /* want_stacks first: with it 0 (frozen) the verifier never compares the return value, which
+   * would otherwise make it track r0 precisely through every path (6 s longer to load). */
+  int r = handle_site(ctx);
+  if (want_stacks && r == 2) {
+    bpf_tail_call(ctx, &stack_progs, 0);
+    struct sb_xp_counters *cnt = bpf_map_lookup_elem(&counters, &(__u32){0});
+    if (cnt) __sync_fetch_and_add(&cnt->stack_no_proc, 1); /* the tail call failed */
+  }
+  return 0;
+}
+
+/* trace --stacks: the unwind of one exit (tail-called from the probe, see stack_progs). */
+SEC("uprobe")
+int xp_stack_multi(struct pt_regs *ctx) { return send_stack(ctx); }
+
+SEC("uprobe")
+int xp_stack(struct pt_regs *ctx) { return send_stack(ctx); }
 
 /* Does nothing: the baseline of the benchmark (the cost of the trap alone). */
 SEC("uprobe")

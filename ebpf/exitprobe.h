@@ -78,6 +78,23 @@ struct sb_xp_counters {
   sb_u64 gstate_full;   /* a goroutine's stack top could not be stored */
   sb_u64 pop_limit;     /* SB_XP_MAX_POPS reached in one event */
   sb_u64 sweeps;        /* deferreturn / goexit1 hits */
+  /* trace --stacks: exits whose caller's stack was unwound and sent (stack_sent), left out by
+   * --slower-than (stack_fast), lost to a full ring buffer (stack_lost), or of a process with
+   * no runtime facts in proc_info (stack_no_proc). Their sum is the paired exits. */
+  sb_u64 stack_sent;
+  sb_u64 stack_fast;
+  sb_u64 stack_lost;
+  sb_u64 stack_no_proc;
+};
+
+/* trace --stacks: one exit's call path, sent through the `stacks` ring buffer, truncated after
+ * s.frames[s.nframes]. s is unwound by the shared unwind core from the RET's registers, so
+ * s.frames[0] is the traced function itself and its callers follow. */
+struct sb_xp_stack {
+  sb_u32 func;
+  sb_u32 pad;
+  sb_u64 ns;
+  struct sb_sample s;
 };
 
 /* Pending call: one per (process, goroutine, depth). Records of one goroutine form a stack

@@ -10,6 +10,7 @@
 #include "unwind/bpf_env.bpf.h"
 #include "unwind/user_regs.bpf.h"
 #include "unwind/unwind_core.h"
+#include "unwind/goroutine_labels.h"
 #include "unwind/fp_walk_baseline.h"
 #include "sampler.h"
 
@@ -21,6 +22,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 self_tgid = 0;
 const volatile __u8 track_all = 0; /* --all: report unknown processes to userspace */
 const volatile __u8 compare_fp_walk = 0; /* benchmark: also time a plain frame-pointer walk */
+const volatile __u8 read_labels = 1; /* goroutine pprof labels on each sample (--no-labels: 0) */
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -94,6 +96,10 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   s->tid = (__u32)id;
   s->time_ns = bpf_ktime_get_ns();
   s->goid = 0;
+  s->goid_g = 0;
+  s->labels.status = SB_LABELS_OFF;
+  s->labels.count = 0;
+  s->labels.total = 0;
   s->nframes = 0;
   s->stop_reason = SB_STOP_NONE;
   s->flags = 0;
@@ -119,6 +125,14 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   sb_unwind(pi, s, cnt, 0, &r);
   cnt->unwind_ns += bpf_ktime_get_ns() - t0;
   cnt->unwind_frames += s->nframes;
+  /* The labels of the goroutine the sample is labelled with (after a crossing: the crossed
+   * one); none without a goroutine. */
+  if (read_labels && s->goid_g != 0) {
+    __u64 l0 = bpf_ktime_get_ns();
+    sb_read_goroutine_labels(0, pi, s->goid_g, &s->labels);
+    cnt->labels_ns += bpf_ktime_get_ns() - l0;
+  }
+  if (s->labels.status < SB_LABELS_MAX) cnt->labels[s->labels.status]++;
   if (compare_fp_walk && !baseline_first) {
     __u64 b0 = bpf_ktime_get_ns();
     cnt->fp_walk_frames += sb_fp_walk_baseline(0, r.fp, pi->max_frames) + 1;

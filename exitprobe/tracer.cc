@@ -43,11 +43,31 @@ Result<exitprobe_bpf*> OpenAndLoad(const TracePlan& plan, const TraceOptions& op
   bpf_map__set_max_entries(skel->maps.stats, nfuncs);
   bpf_map__set_max_entries(skel->maps.pending, std::max<uint32_t>(16, opts.max_pending));
   bpf_map__set_max_entries(skel->maps.gstate, std::max<uint32_t>(16, opts.max_goroutines));
-  if (multi)
+  skel->rodata->want_stacks = opts.stacks ? 1 : 0;
+  skel->rodata->slower_than_ns = opts.slower_than_ns;
+  skel->rodata->want_labels = opts.labels ? 1 : 0;
+  // The pcsp array only as large as this binary's runs (the sampler's holds several binaries).
+  bpf_map__set_max_entries(skel->maps.sp_deltas,
+                           std::max<uint32_t>(1, opts.stacks ? static_cast<uint32_t>(opts.sp_deltas.size()) : 1));
+  if (!opts.stacks) bpf_map__set_max_entries(skel->maps.stacks, 4096);
+  if (multi) {
     bpf_program__set_expected_attach_type(skel->progs.xp_site_multi,
                                           static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti));
-  else
+    bpf_program__set_expected_attach_type(skel->progs.xp_stack_multi,
+                                          static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti));
+    bpf_program__set_autoload(skel->progs.xp_stack, false);
+    // One prog array serves one attach type: the plain-uprobe probe (unused with a multi link)
+    // would make the kernel refuse the load.
+    if (opts.stacks) bpf_program__set_autoload(skel->progs.xp_site, false);
+  } else {
     bpf_program__set_autoload(skel->progs.xp_site_multi, false);
+    bpf_program__set_autoload(skel->progs.xp_stack_multi, false);
+  }
+  // The unwinding program is loaded (and verified) only for --stacks.
+  if (!opts.stacks) {
+    bpf_program__set_autoload(skel->progs.xp_stack, false);
+    bpf_program__set_autoload(skel->progs.xp_stack_multi, false);
+  }
   if (int err = exitprobe_bpf__load(skel); err != 0) {
     exitprobe_bpf__destroy(skel);
     return MakeError("cannot load the exit-probe BPF program: " + Errno(err) +
@@ -82,6 +102,34 @@ Result<std::unique_ptr<Tracer>> Tracer::Load(const TracePlan& plan, const TraceO
     t->method_ = AttachMethod::kPerfEvent;
   }
   t->skel_ = *skel;
+  if (opts.stacks) {
+    bpf_program* sp = t->method_ == AttachMethod::kUprobeMulti ? t->skel_->progs.xp_stack_multi : t->skel_->progs.xp_stack;
+    uint32_t slot = 0;
+    int prog_fd = bpf_program__fd(sp);
+    if (bpf_map_update_elem(bpf_map__fd(t->skel_->maps.stack_progs), &slot, &prog_fd, BPF_ANY) != 0)
+      return MakeError("cannot install the call-path program: " + Errno(errno));
+    int dfd = bpf_map__fd(t->skel_->maps.sp_deltas);
+    for (uint32_t i = 0; i < opts.sp_deltas.size(); i++)
+      if (bpf_map_update_elem(dfd, &i, &opts.sp_deltas[i], BPF_ANY) != 0)
+        return MakeError("cannot fill the pcsp map: " + Errno(errno));
+    int pfd = bpf_map__fd(t->skel_->maps.proc_info);
+    for (const auto& [tgid, info] : opts.procs)
+      if (bpf_map_update_elem(pfd, &tgid, &info, BPF_ANY) != 0)
+        return MakeError("cannot fill the process map: " + Errno(errno));
+    auto on_stack = [](void* ctx, void* data, size_t size) -> int {
+      auto* self = static_cast<Tracer*>(ctx);
+      // Zeroed first: the ring buffer record ends after the last frame.
+      auto ev = std::make_unique<sb_xp_stack>();
+      std::memset(ev.get(), 0, sizeof(*ev));
+      std::memcpy(ev.get(), data, std::min(size, sizeof(*ev)));
+      if (ev->s.nframes > SB_MAX_FRAMES) ev->s.nframes = SB_MAX_FRAMES;
+      if (self->cur_stack_fn_) (*self->cur_stack_fn_)(*ev);
+      self->delivered_++;
+      return 0;
+    };
+    t->stacks_rb_ = ring_buffer__new(bpf_map__fd(t->skel_->maps.stacks), on_stack, t.get(), nullptr);
+    if (!t->stacks_rb_) return MakeError("cannot open the call-path ring buffer: " + Errno(errno));
+  }
   int fd = bpf_map__fd(t->skel_->maps.funcs);
   for (uint32_t i = 0; i < plan.funcs.size(); i++) {
     const auto& f = plan.funcs[i];
@@ -94,6 +142,7 @@ Result<std::unique_ptr<Tracer>> Tracer::Load(const TracePlan& plan, const TraceO
 
 Tracer::~Tracer() {
   Detach();
+  if (stacks_rb_) ring_buffer__free(stacks_rb_);
   if (skel_) exitprobe_bpf__destroy(skel_);
 }
 
@@ -204,6 +253,33 @@ sb_xp_counters Tracer::ReadCounters() const {
     total.gstate_full += c.gstate_full;
     total.pop_limit += c.pop_limit;
     total.sweeps += c.sweeps;
+    total.stack_sent += c.stack_sent;
+    total.stack_fast += c.stack_fast;
+    total.stack_lost += c.stack_lost;
+    total.stack_no_proc += c.stack_no_proc;
+  }
+  return total;
+}
+
+int Tracer::PollStacks(int timeout_ms, const StackFn& on_stack) {
+  if (!stacks_rb_) return 0;
+  cur_stack_fn_ = &on_stack;
+  delivered_ = 0;
+  ring_buffer__poll(stacks_rb_, timeout_ms);
+  ring_buffer__consume(stacks_rb_);
+  cur_stack_fn_ = nullptr;
+  return delivered_;
+}
+
+sb_counters Tracer::ReadUnwindCounters() const {
+  sb_counters total{};
+  for (const auto& c : ReadPerCpu<sb_counters>(bpf_map__fd(skel_->maps.unwind_counters), 0)) {
+    total.samples += c.samples;
+    total.unwind_frames += c.unwind_frames;
+    for (int i = 0; i < SB_STOP_MAX; i++) total.stop[i] += c.stop[i];
+    for (int i = 0; i < SB_LABELS_MAX; i++) total.labels[i] += c.labels[i];
+    for (int i = 0; i < SB_CROSS_MAX; i++)
+      for (int k = 0; k < 3; k++) total.crossing[i][k] += c.crossing[i][k];
   }
   return total;
 }

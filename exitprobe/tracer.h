@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "exitprobe/uprobe_attach.h"
 
 struct exitprobe_bpf;
+struct ring_buffer;
 
 namespace sb::exitprobe {
 
@@ -23,6 +26,14 @@ struct TraceOptions {
   bool force_perf_event = false;  // skip uprobe_multi even where the kernel has it
   uint32_t max_pending = 65536;   // pending calls across all goroutines
   uint32_t max_goroutines = 16384;  // goroutines with a pending call at the same time
+  // --stacks: unwind the caller's stack at each exit (at least slower_than_ns long) with the
+  // shared unwind core, from these runtime facts: the binary's pcsp runs and per-process
+  // sb_proc_info (key 0: any process of a non-PIE binary).
+  bool stacks = false;
+  uint64_t slower_than_ns = 0;
+  bool labels = true;
+  std::vector<sb_sp_delta> sp_deltas;
+  std::vector<std::pair<uint32_t, sb_proc_info>> procs;
 };
 
 // Per function, summed over CPUs.
@@ -63,6 +74,11 @@ class Tracer {
   std::vector<FuncCounts> ReadCounts() const;  // indexed like plan.funcs
   sb_xp_counters ReadCounters() const;
   std::vector<PendingCall> ReadPending() const;
+  // --stacks: hands every call path sent since the last poll to on_stack; returns how many.
+  using StackFn = std::function<void(const sb_xp_stack&)>;
+  int PollStacks(int timeout_ms, const StackFn& on_stack);
+  // The unwind core's counters over those unwinds (stop reasons, crossings).
+  sb_counters ReadUnwindCounters() const;
 
   // For the benchmark: a program that does nothing, to measure the bare cost of a trap.
   bpf_program* noop_program() const;
@@ -78,6 +94,9 @@ class Tracer {
   exitprobe_bpf* skel_ = nullptr;
   AttachMethod method_ = AttachMethod::kUprobeMulti;
   std::vector<std::unique_ptr<UprobeLinks>> links_;
+  ::ring_buffer* stacks_rb_ = nullptr;
+  const StackFn* cur_stack_fn_ = nullptr;
+  int delivered_ = 0;
 };
 
 // Says why BPF cannot be used here, or "".

@@ -109,6 +109,7 @@ Result<std::string> WritePprofGz(const ProfileData& p) {
   // Values are [count, nanos] in this order in every sample below.
   SetValueType(out.add_sample_type(), &strings, p.count_type, "count");
   SetValueType(out.add_sample_type(), &strings, p.nanos_type, "nanoseconds");
+  if (!p.max_nanos_type.empty()) SetValueType(out.add_sample_type(), &strings, p.max_nanos_type, "nanoseconds");
   SetValueType(out.mutable_period_type(), &strings, p.nanos_type, "nanoseconds");
   out.set_period(p.period_nanos);
   out.set_default_sample_type(strings.Intern(p.nanos_type));
@@ -164,6 +165,7 @@ Result<std::string> WritePprofGz(const ProfileData& p) {
     }
     ps->add_value(s.count);
     ps->add_value(s.nanos);
+    if (!p.max_nanos_type.empty()) ps->add_value(s.max_nanos);
     for (const auto& [k, v] : s.labels) {
       pb::Label* label = ps->add_label();
       label->set_key(strings.Intern(k));

@@ -1,5 +1,6 @@
 // ProfileBuilder: deduplicates mappings and locations and merges samples so that producers
 // can add one raw stack at a time and still get a compact ProfileData.
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -69,6 +70,7 @@ void ProfileBuilder::AddSample(Sample s) {
   Sample& existing = data_.samples[it->second];
   existing.count += s.count;
   existing.nanos += s.nanos;
+  existing.max_nanos = std::max(existing.max_nanos, s.max_nanos);
 }
 
 }  // namespace sb::profile

@@ -40,6 +40,7 @@ struct Sample {
   int64_t nanos = 0;                // cpu time (count * period)
   std::map<std::string, std::string> labels;      // "thread", "stop" ...
   std::map<std::string, int64_t> num_labels;      // "pid", "tid", "goroutine"
+  int64_t max_nanos = 0;  // last, so that positional initializers of the fields above stay valid; longest call (trace --stacks; written when max_nanos_type is set)
 };
 
 struct ProfileData {
@@ -54,6 +55,7 @@ struct ProfileData {
   // time; a latency profile (switchback trace) counts calls and time spent in them.
   std::string count_type = "samples";
   std::string nanos_type = "cpu";
+  std::string max_nanos_type;  // "" = no third value; "max" in trace --stacks profiles
 };
 
 // Adds locations and mappings without duplicates; helps producers build ProfileData.

@@ -24,6 +24,7 @@ nlohmann::json StatsToJson(const RecordStats& s) {
                      {"go_version", p.go_version},
                      {"offsets_source", p.offsets_source},
                      {"tls_source", p.tls_source},
+                     {"labels_source", p.labels_source},
                      {"missing", p.missing},
                      {"warnings", p.warnings},
                      {"samples", p.samples},
@@ -36,6 +37,8 @@ nlohmann::json StatsToJson(const RecordStats& s) {
               {"unwound", s.unwound},
               {"unwind_ns", s.unwind_ns},
               {"unwind_frames", s.unwind_frames}};
+  j["labels"] = s.labels;
+  j["bpf"]["labels_ns"] = s.labels_ns;
   if (s.fp_walk_ns > 0) {
     j["bpf"]["fp_walk_ns"] = s.fp_walk_ns;
     j["bpf"]["fp_walk_frames"] = s.fp_walk_frames;
@@ -83,6 +86,12 @@ std::string StatsSummary(const RecordStats& s) {
         static_cast<double>(s.fp_walk_ns) / n, static_cast<double>(s.fp_walk_frames) / n,
         static_cast<double>(s.unwind_frames) / n,
         static_cast<double>(s.unwind_ns) / static_cast<double>(s.fp_walk_ns));
+  }
+  if (!s.labels.empty()) {
+    std::string parts;
+    for (const auto& [name, n] : s.labels)
+      if (n > 0) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", name, n);
+    out += fmt::format("Goroutine labels (samples): {}\n", parts);
   }
   if (s.bpf_run_count > 0 && s.bpf_run_time_ns > 0)
     out += fmt::format("BPF program (kernel.bpf_stats_enabled): {:.0f} ns per run over {} runs\n",

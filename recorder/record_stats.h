@@ -16,6 +16,7 @@ struct ProcessStats {
   std::string go_version;
   std::string offsets_source;
   std::string tls_source;
+  std::string labels_source;  // how goroutine labels are read, or why not
   std::vector<std::string> missing;
   std::vector<std::string> warnings;  // e.g. the executable changed on disk
   uint64_t samples = 0;
@@ -46,6 +47,10 @@ struct RecordStats {
   uint64_t unwind_frames = 0;  // frames they produced
   uint64_t fp_walk_ns = 0;     // --compare-fp-walk: a plain frame-pointer walk of the same samples
   uint64_t fp_walk_frames = 0;
+  // Goroutine pprof labels: samples by how their labels were read (LabelsStatusName), and the
+  // BPF time spent reading them.
+  std::map<std::string, uint64_t> labels;
+  uint64_t labels_ns = 0;
 };
 
 nlohmann::json StatsToJson(const RecordStats& s);

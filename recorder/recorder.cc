@@ -9,6 +9,7 @@
 #include "ebpf/unwind/host_unwind.h"
 #include "recorder/process_tracker.h"
 #include "recorder/sample_aggregator.h"
+#include "recorder/sample_labels.h"
 #include "recorder/sampling_session.h"
 #include "recorder/stack_symbolizer.h"
 #include "unwinder/bpf_sampler.h"
@@ -32,6 +33,8 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.unwind_frames = c.unwind_frames;
   st.fp_walk_ns = c.fp_walk_ns;
   st.fp_walk_frames = c.fp_walk_frames;
+  st.labels_ns = c.labels_ns;
+  for (int i = 0; i < SB_LABELS_MAX; i++) st.labels[LabelsStatusName(i)] = c.labels[i];
   for (const auto& [key, n] : agg.stacks()) {
     st.stop_reasons[unwind::StopReasonName(key.stop_reason)] += n;
     if (unwind::StopIsWhole(key.stop_reason)) st.ended_at_root += n;
@@ -49,6 +52,7 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
     ps.go_version = p.facts->go_version;
     ps.offsets_source = p.facts->offsets_source;
     ps.tls_source = p.facts->tls_source;
+    ps.labels_source = p.facts->labels_source;
     ps.missing = p.facts->missing;
     auto it = agg.per_pid().find(pid);
     ps.samples = it == agg.per_pid().end() ? 0 : it->second;
@@ -83,6 +87,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   so.all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
   so.max_frames = opts.max_frames;
+  so.read_labels = opts.labels;
   so.on_warning = opts.on_warning;
   so.cache = &cache;  // the binaries the check loaded are not loaded again
   auto session = SamplingSession::Open(so);

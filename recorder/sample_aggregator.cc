@@ -5,19 +5,30 @@
 namespace sb::recorder {
 
 void SampleAggregator::Add(const sb_sample& s) {
+  per_pid_[s.pid]++;
+  total_++;
+  stacks_[KeyOf(s, keep_goid_)]++;
+}
+
+void SampleAggregator::AddKey(const StackKey& k, uint64_t n) {
+  per_pid_[k.pid] += n;
+  total_ += n;
+  stacks_[k] += n;
+}
+
+StackKey SampleAggregator::KeyOf(const sb_sample& s, bool keep_goid) {
   StackKey k;
   k.pid = s.pid;
   k.tid = s.tid;
-  k.goid = (keep_goid_ && (s.flags & SB_SAMPLE_HAS_GOID)) ? s.goid : 0;
+  k.goid = (keep_goid && (s.flags & SB_SAMPLE_HAS_GOID)) ? s.goid : 0;
   k.stop_reason = s.stop_reason;
   k.crossed = s.crossed;
   for (int i = 0; i < SB_MAX_FRAMES / 64; i++) k.exact[i] = s.exact[i];
   k.comm.assign(s.comm, strnlen(s.comm, sizeof(s.comm)));
   uint32_t n = s.nframes > SB_MAX_FRAMES ? SB_MAX_FRAMES : s.nframes;
   k.frames.assign(s.frames, s.frames + n);
-  stacks_[std::move(k)]++;
-  per_pid_[s.pid]++;
-  total_++;
+  k.labels = LabelsOf(s.labels);
+  return k;
 }
 
 }  // namespace sb::recorder

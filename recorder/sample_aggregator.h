@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ebpf/unwind/unwind_types.h"
+#include "recorder/sample_labels.h"
 
 namespace sb::recorder {
 
@@ -20,6 +21,7 @@ struct StackKey {
   uint64_t exact[SB_MAX_FRAMES / 64] = {};
   std::string comm;
   std::vector<uint64_t> frames;  // leaf first
+  LabelList labels;              // goroutine pprof labels, sorted by key
   auto operator<=>(const StackKey&) const = default;
 };
 
@@ -29,6 +31,10 @@ class SampleAggregator {
   // default, since over a long window the goroutine id makes nearly every sample unique).
   explicit SampleAggregator(bool keep_goid = true) : keep_goid_(keep_goid) {}
   void Add(const sb_sample& s);
+  // The key Add files a sample under.
+  static StackKey KeyOf(const sb_sample& s, bool keep_goid = true);
+  // Adds n samples of an already built key (producers that aggregate on their own).
+  void AddKey(const StackKey& k, uint64_t n);
   const std::map<StackKey, uint64_t>& stacks() const { return stacks_; }
   uint64_t total() const { return total_; }
   const std::map<uint32_t, uint64_t>& per_pid() const { return per_pid_; }

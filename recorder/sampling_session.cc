@@ -45,6 +45,7 @@ Result<std::unique_ptr<SamplingSession>> SamplingSession::Open(const SessionOpti
   so.track_all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
   so.max_frames = opts.max_frames;
+  so.read_labels = opts.read_labels;
   auto sampler = unwinder::BpfSampler::Open(so);
   if (!sampler.ok()) return sampler.take_error();
   s->sampler_ = std::move(*sampler);

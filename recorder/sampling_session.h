@@ -23,6 +23,7 @@ struct SessionOptions {
   bool all = false;  // discover processes: every Go process, including those that start later
   bool compare_fp_walk = false;
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;  // frames kept per stack (leaf side), 1..SB_MAX_FRAMES
+  bool read_labels = true;  // goroutine pprof labels on each sample
   // With `all`: whether a discovered process is wanted (null: every Go process). Called
   // before the process is analysed, so an unwanted one costs nothing.
   std::function<bool(uint32_t pid)> want;

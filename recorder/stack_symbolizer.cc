@@ -148,6 +148,9 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
     if (key.goid != 0) s.num_labels["goroutine"] = static_cast<int64_t>(key.goid);
     if (!key.comm.empty()) s.labels["thread"] = key.comm;
     if (std::string sw = CrossedSwitches(key.crossed); !sw.empty()) s.labels["switches"] = sw;
+    for (const auto& [k, v] : key.labels)  // goroutine pprof labels, beside switchback's own
+      if (!IsReservedLabelKey(k)) s.labels.emplace(k, v);
+    if (opts.fill) opts.fill(key, &s);
     builder.AddSample(std::move(s));
   }
   profile::ProfileData d = builder.Take();

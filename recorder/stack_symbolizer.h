@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "profile/profile_data.h"
 #include "recorder/process_tracker.h"
@@ -14,6 +15,9 @@ namespace sb::recorder {
 
 struct SymbolizeOptions {
   int64_t period_nanos = 0;
+  // Called for each stack once its sample is built (locations, labels, count * period), before
+  // it is added: other producers (trace --stacks) set their own values and labels here.
+  std::function<void(const StackKey&, profile::Sample*)> fill;
 };
 
 profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker& tracker,

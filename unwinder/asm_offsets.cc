@@ -261,13 +261,32 @@ void RuleArm64Tls(const std::string& fn, const Events& ev, Collector* c, std::ma
   }
 }
 
+// runtime/pprof.runtime_setProfLabel / runtime_getProfLabel (runtime/proflabel.go, linknamed
+// into runtime/pprof; in every release 1.19-1.27 `getg().labels = labels` / `return
+// getg().labels`): their 8-byte access to g is g.labels. Go 1.19 stores straight to [g+X]; 1.21+
+// first loads the old value [g+X] for the buffered write barrier. Accesses to g's first four
+// words (stack bounds, stack guards: the prologue's stack check) are not it. Only binaries that
+// link runtime/pprof have these functions, and only they can have labels.
+void RuleProfLabel(const std::string& fn, const Events& ev, Collector* c) {
+  for (const Event& e : ev) {
+    if ((e.kind == EventKind::kLoad || e.kind == EventKind::kStore) && e.size == 8 && e.addr.base == "g" &&
+        e.addr.off >= 32) {
+      c->Add("g.labels", e.addr.off, fn);
+      return;
+    }
+  }
+}
+
+constexpr const char* kSetProfLabelFn = "runtime/pprof.runtime_setProfLabel";
+constexpr const char* kGetProfLabelFn = "runtime/pprof.runtime_getProfLabel";
+
 }  // namespace
 
 const std::vector<std::string>& AsmOffsetFunctions() {
   static const std::vector<std::string> kFns = {
       "runtime.mcall",  "runtime.systemstack", "runtime.morestack",       "gosave_systemstack_switch",
       "gogo",           "runtime.nanotime1",   "runtime.rt0_go",          "runtime.goroutineheader",
-      "runtime.save_g", "runtime.load_g"};
+      "runtime.save_g", "runtime.load_g", kSetProfLabelFn, kGetProfLabelFn};
   return kFns;
 }
 
@@ -278,7 +297,7 @@ AsmOffsets DeriveOffsetsFromCode(sym::Arch arch, const std::vector<FuncCode>& fu
   const bool arm64 = arch == sym::Arch::kArm64;
   std::map<std::string, Events> ev;
   for (const FuncCode& f : funcs) {
-    bool go_code = f.name == "runtime.goroutineheader";
+    bool go_code = f.name == "runtime.goroutineheader" || f.name == kSetProfLabelFn || f.name == kGetProfLabelFn;
     asmtrace::TraceConfig cfg = arm64 ? Arm64Config(go_code) : Amd64Config(go_code);
     cfg.no_return = [&name_at](uint64_t target) { return name_at && NoReturn(name_at(target)); };
     if (f.name == "gogo") cfg.regs.push_back({arm64 ? 5 : Amd64ArgReg(1), Named("buf")});
@@ -288,6 +307,7 @@ AsmOffsets DeriveOffsetsFromCode(sym::Arch arch, const std::vector<FuncCode>& fu
   }
   for (const auto& name : AsmOffsetFunctions()) {
     bool arm64_only = name == "runtime.save_g" || name == "runtime.load_g";
+    if (name == kSetProfLabelFn || name == kGetProfLabelFn) continue;  // optional: present only with runtime/pprof
     if (!ev.count(name) && (arm64 || !arm64_only)) out.missing_functions.push_back(name);
   }
   Collector c;
@@ -325,6 +345,8 @@ AsmOffsets DeriveOffsetsFromCode(sym::Arch arch, const std::vector<FuncCode>& fu
   if (ev.count("runtime.rt0_go")) RuleRt0("runtime.rt0_go", ev["runtime.rt0_go"], &c);
   if (ev.count("runtime.goroutineheader"))
     RuleGoroutineHeader("runtime.goroutineheader", ev["runtime.goroutineheader"], name_at, &c);
+  for (const char* fn : {kSetProfLabelFn, kGetProfLabelFn})
+    if (ev.count(fn)) RuleProfLabel(fn, ev[fn], &c);
 
   // g.sched from each saved field minus its gobuf offset: all must give the same number.
   struct Part {

@@ -89,6 +89,7 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
     bpf_program__set_log_buf(s->skel_->progs.sample_cpu, verifier_log.data(), verifier_log.size());
     bpf_program__set_log_level(s->skel_->progs.sample_cpu, 2);  // every instruction
   }
+  s->skel_->rodata->read_labels = opts.read_labels ? 1 : 0;
   int load_err = sampler_bpf__load(s->skel_);
   if (log_path != nullptr) {
     if (FILE* f = fopen(log_path, "w")) {
@@ -221,6 +222,8 @@ sb_counters BpfSampler::Counters() const {
     total.unwind_frames += c.unwind_frames;
     total.fp_walk_ns += c.fp_walk_ns;
     total.fp_walk_frames += c.fp_walk_frames;
+    total.labels_ns += c.labels_ns;
+    for (int i = 0; i < SB_LABELS_MAX; i++) total.labels[i] += c.labels[i];
     for (int i = 0; i < SB_STOP_MAX; i++) total.stop[i] += c.stop[i];
     for (int i = 0; i < SB_CROSS_MAX; i++)
       for (int k = 0; k < 3; k++) total.crossing[i][k] += c.crossing[i][k];

@@ -24,6 +24,7 @@ struct SamplerOptions {
   bool compare_fp_walk = false;
   // Frames per stack (1..SB_MAX_FRAMES): every tracked process's sb_proc_info.max_frames.
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
+  bool read_labels = true;  // goroutine pprof labels on each sample (goroutine_labels.h)
 };
 
 struct BpfProgramStats {

@@ -105,6 +105,9 @@ Result<sb_go_offsets> GoOffsetsFromDwarf(const std::string& path) {
     if (!get(f.st, f.member, &v)) return MakeError(std::string("DWARF lacks ") + f.st + "." + f.member);
     *f.dst = static_cast<sb_u16>(v);
   }
+  // Optional: goroutine pprof labels (0xffff when this runtime.g has no such member).
+  uint64_t labels = 0;
+  o.g_labels = get("runtime.g", "labels", &labels) ? static_cast<sb_u16>(labels) : 0xffff;
   return o;
 }
 

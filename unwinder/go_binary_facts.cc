@@ -195,6 +195,27 @@ void CollectSpDeltas(const sym::GoPclntab& go, GoBinaryFacts* f) {
   }
 }
 
+// The layout runtime/pprof gives g.labels in this release (see ebpf/unwind/goroutine_labels.h).
+void ChooseLabelsLayout(GoBinaryFacts* f) {
+  std::string field_source = "none";
+  for (const auto& fc : f->offset_fields)
+    if (fc.name == "g.labels") field_source = fc.source;
+  if (f->offsets.g_labels == 0xffff) {
+    f->labels_source = "none: g.labels offset unknown (no DWARF, no runtime/pprof code, no table for this release)";
+    return;
+  }
+  std::string where = "g.labels +" + std::to_string(f->offsets.g_labels) + " (" + field_source + "), ";
+  if (f->go_minor >= 19 && f->go_minor <= 23) {
+    f->labels_layout = SB_PI_LABELS_HMAP;
+    f->labels_source = where + "map[string]string (go1.19-1.23)";
+  } else if (f->go_minor >= 24 && f->go_minor <= 27) {
+    f->labels_layout = SB_PI_LABELS_SLICE;
+    f->labels_source = where + "sorted key/value slice (go1.24+)";
+  } else {
+    f->labels_source = "none: label layout not checked for " + (f->go_version.empty() ? "an unknown Go version" : f->go_version);
+  }
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& bin,
@@ -245,6 +266,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   f->offset_fields = choice.fields;
   f->asm_conflicts = asm_facts.conflicts;
   if (!choice.complete) f->missing.push_back("runtime struct offsets (" + choice.summary + ")");
+  ChooseLabelsLayout(f.get());
 
   if (f->arch == sym::Arch::kArm64) {
     // Go code keeps g in R28; the TLS copy is written only when runtime.iscgo is 1 (cgo, or a
@@ -286,6 +308,7 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
   if (facts.has_tls) pi.flags |= SB_PI_HAS_TLS;
   if (facts.systemstack_sched_recipe) pi.flags |= SB_PI_SYSTEMSTACK_SCHED;
   if (facts.switch_sched_bp_recipe) pi.flags |= SB_PI_SWITCH_SCHED_BP;
+  pi.flags |= facts.labels_layout;
   pi.arch = facts.arch == sym::Arch::kArm64 ? SB_ARCH_ARM64 : SB_ARCH_AMD64;
   pi.text_start = facts.text_start + bias;
   pi.text_end = facts.text_end + bias;

@@ -50,6 +50,10 @@ struct GoBinaryFacts {
   uint64_t iscgo_addr = 0;  // link-time address
   std::string iscgo_source;
 
+  // Goroutine pprof labels: SB_PI_LABELS_HMAP (Go 1.19-1.23) or SB_PI_LABELS_SLICE (1.24+),
+  // 0 when the version or g.labels is unknown (samples then say no_fact, never a guess).
+  uint32_t labels_layout = 0;
+  std::string labels_source;  // "g.labels +352 (dwarf), sorted slice (go1.24+)" or why none
   bool systemstack_sched_recipe = false;  // amd64 before Go 1.21
   bool switch_sched_bp_recipe = false;    // arm64 before Go 1.25
   std::vector<FuncRange> ranges;          // roots and switch functions

@@ -41,6 +41,14 @@ std::optional<sb_go_offsets> GoOffsetsForVersion(int major, int minor) {
     o.g_atomicstatus = 144;
     o.g_goid = 152;
   }
+  // g.labels (optional: goroutine pprof labels), read off runtime/pprof.runtime_setProfLabel
+  // of each release; 1.20 was not checked, so it has none.
+  switch (minor) {
+    case 19: o.g_labels = 360; break;
+    case 21: case 22: case 25: o.g_labels = 344; break;
+    case 23: case 24: case 26: case 27: o.g_labels = 352; break;
+    default: o.g_labels = 0xffff; break;
+  }
   return o;
 }
 

@@ -30,6 +30,12 @@ inline constexpr OffsetField kOffsetFields[] = {
     {"m.vdsoPC", &sb_go_offsets::m_vdsopc, true},
 };
 
+// Fields a sample can do without: a binary that lacks one keeps its offsets (samples are
+// unwound as before) and only loses what the field serves (g.labels: goroutine pprof labels).
+inline constexpr OffsetField kOptionalOffsetFields[] = {
+    {"g.labels", &sb_go_offsets::g_labels, true},
+};
+
 // sb_go_offsets marks a field it does not know with this value.
 constexpr sb_u16 kUnknownOffset = 0xffff;
 

@@ -8,16 +8,19 @@ OffsetChoice ChooseOffsets(sym::Arch arch, const Result<sb_go_offsets>& dwarf, c
                            const std::optional<sb_go_offsets>& table, const std::string& go_version) {
   OffsetChoice c;
   int from_dwarf = 0, from_asm = 0, from_table = 0, disagree = 0;
-  for (const OffsetField& f : kOffsetFields) {
+  auto choose = [&](const OffsetField& f, bool optional) {
     FieldChoice fc;
     fc.name = f.name;
-    fc.needed = arch == sym::Arch::kArm64 || f.used_on_amd64;
-    if (dwarf.ok()) fc.dwarf = (*dwarf).*(f.member);
+    fc.needed = !optional && (arch == sym::Arch::kArm64 || f.used_on_amd64);
+    fc.optional = optional;
+    // An optional field DWARF or the table does not know is marked kUnknownOffset there.
+    auto known = [&](int v) { return !optional || v != kUnknownOffset; };
+    if (dwarf.ok() && known((*dwarf).*(f.member))) fc.dwarf = (*dwarf).*(f.member);
     if (auto it = asm_facts.fields.find(f.name); it != asm_facts.fields.end()) {
       fc.asm_value = static_cast<int>(it->second.value);
       fc.asm_source = it->second.source;
     }
-    if (table) fc.table = (*table).*(f.member);
+    if (table && known((*table).*(f.member))) fc.table = (*table).*(f.member);
     if (fc.dwarf) {
       fc.value = *fc.dwarf;
       fc.source = "dwarf";
@@ -40,7 +43,9 @@ OffsetChoice ChooseOffsets(sym::Arch arch, const Result<sb_go_offsets>& dwarf, c
     c.offsets.*(f.member) = fc.value >= 0 ? static_cast<sb_u16>(fc.value) : kUnknownOffset;
     if (fc.needed && fc.value < 0) c.missing.push_back(f.name);
     c.fields.push_back(fc);
-  }
+  };
+  for (const OffsetField& f : kOffsetFields) choose(f, false);
+  for (const OffsetField& f : kOptionalOffsetFields) choose(f, true);
   c.complete = c.missing.empty();
   if (!c.complete) {
     std::string names;

@@ -19,6 +19,7 @@ namespace sb::unwinder {
 struct FieldChoice {
   std::string name;                 // "g.m"
   bool needed = true;               // read by the unwinder on this architecture
+  bool optional = false;            // missing only costs what it serves (kOptionalOffsetFields)
   int value = -1;                   // chosen; -1 none
   std::string source;               // "dwarf", "asm:runtime.mcall,...", "table go1.27", "none"
   std::optional<int> dwarf, asm_value, table;

@@ -57,6 +57,7 @@ static inline int sb_delta_entry(void* env, sb_u32 index, struct sb_sp_delta* ou
       if ((callback)(sb_i, (ctx)) != 0) break;             \
   } while (0)
 #include "unwind_core.h"
+#include "goroutine_labels.h"
 
 namespace sb::unwind {
 
@@ -68,6 +69,15 @@ HostUnwindResult UnwindOnHost(const HostUnwindInput& in, const Registers& regs,
   sb_regs r0{regs.pc, regs.sp, regs.fp, regs.lr, regs.g_reg, regs.tls_base};
   sb_unwind(in.info, &r.sample, counters ? counters : &scratch, &env, &r0);
   return r;
+}
+
+sb_labels ReadLabelsOnHost(const HostUnwindInput& in, uint64_t g, std::set<uint64_t>* faults_hit) {
+  std::set<uint64_t> faults;
+  std::vector<uint64_t> reads;
+  HostEnv env{&in, faults_hit ? faults_hit : &faults, &reads};
+  sb_labels out{};
+  sb_read_goroutine_labels(reinterpret_cast<sb_u64>(&env), in.info, g, &out);
+  return out;
 }
 
 const char* StopReasonName(int reason) {

@@ -46,6 +46,10 @@ struct HostUnwindResult {
 HostUnwindResult UnwindOnHost(const HostUnwindInput& in, const Registers& regs,
                               sb_counters* counters);
 
+// The pprof labels of goroutine G (goroutine_labels.h, the code the BPF sampler runs), with
+// in.info's g.labels offset and layout flags. FAULTS_HIT: injected faults touched.
+sb_labels ReadLabelsOnHost(const HostUnwindInput& in, uint64_t g, std::set<uint64_t>* faults_hit = nullptr);
+
 const char* StopReasonName(int reason);   // "root", "bad_fp", ...
 // Whether a stack that stopped for this reason is whole: it reached a root, or the base of a
 // g0 stack whose goroutine has exited (nothing above it to show).

@@ -90,6 +90,7 @@ SB_INLINE void sb_name_goroutine(struct sb_unwind_state *st, sb_u64 gp) {
   st->out->goid = goid;
   st->out->flags |= SB_SAMPLE_HAS_GOID;
   st->w->label_g = gp;
+  st->out->goid_g = gp;  /* whose labels the sample carries (goroutine_labels.h) */
 }
 
 SB_INLINE long sb_stop(struct sb_unwind_state *st, int reason) {

@@ -107,7 +107,7 @@ struct sb_go_offsets {
   sb_u16 m_gsignal;
   sb_u16 m_vdsosp;
   sb_u16 m_vdsopc;
-  sb_u16 pad;
+  sb_u16 g_labels;  /* optional (goroutine pprof labels): 0xffff leaves samples without labels */
 };
 
 struct sb_range {
@@ -124,6 +124,8 @@ struct sb_range {
 #define SB_PI_SYSTEMSTACK_SCHED 0x8    /* systemstack leaves its caller only in curg.sched (amd64 <1.21) */
 #define SB_PI_SWITCH_SCHED_BP 0x10     /* systemstack/asmcgocall: continue at curg.sched.bp (arm64 <1.25) */
 #define SB_PI_HAS_ISCGO 0x20           /* arm64: iscgo_addr known; the TLS g slot is live while *iscgo == 1 */
+#define SB_PI_LABELS_HMAP 0x40         /* g.labels -> *map[string]string (Go 1.19-1.23), see goroutine_labels.h */
+#define SB_PI_LABELS_SLICE 0x80        /* g.labels -> sorted []{key, value string} (Go 1.24+) */
 
 /* Per-process facts, keyed by tgid in the proc_info map. */
 struct sb_proc_info {
@@ -175,12 +177,49 @@ struct sb_regs {
 #define SB_SAMPLE_ON_G0 0x1       /* the sampled thread was on its g0 stack */
 #define SB_SAMPLE_HAS_GOID 0x2
 
+/* Goroutine pprof labels (runtime/pprof), read by goroutine_labels.h. Lengths are the bytes
+ * kept; a key or value longer than its buffer is cut and flagged. */
+#define SB_MAX_LABELS 8
+#define SB_LABEL_KEY_LEN 64
+#define SB_LABEL_VAL_LEN 128
+#define SB_LABEL_KEY_CUT 0x1
+#define SB_LABEL_VAL_CUT 0x2
+struct sb_label {
+  sb_u8 key_len;
+  sb_u8 val_len;
+  sb_u8 flags;  /* SB_LABEL_*_CUT */
+  sb_u8 pad;
+  char key[SB_LABEL_KEY_LEN];
+  char val[SB_LABEL_VAL_LEN];
+};
+
+/* Why a sample has the labels it has (one per sample). */
+enum sb_labels_status {
+  SB_LABELS_OFF = 0,      /* not asked for (--no-labels), or no goroutine (g0, C threads) */
+  SB_LABELS_NONE,         /* the goroutine has no labels */
+  SB_LABELS_OK,           /* count labels read, every one there was */
+  SB_LABELS_TRUNCATED,    /* more labels than SB_MAX_LABELS: count kept, the rest dropped */
+  SB_LABELS_NO_FACT,      /* g.labels offset or the layout unknown for this binary */
+  SB_LABELS_READ_FAULT,   /* a read failed: count labels kept up to there */
+  SB_LABELS_MAX
+};
+
+struct sb_labels {
+  sb_u8 status;  /* enum sb_labels_status */
+  sb_u8 count;
+  sb_u16 pad;
+  sb_u32 total;  /* labels the goroutine has (>= count) */
+  struct sb_label l[SB_MAX_LABELS];
+};
+
 /* One stack sample, as sent through the ring buffer (frames truncated to nframes). */
 struct sb_sample {
   sb_u32 pid;
   sb_u32 tid;
   sb_u64 time_ns;
   sb_u64 goid;
+  sb_u64 goid_g;       /* the g whose id is goid (the crossed goroutine under a switch), 0 unknown */
+  struct sb_labels labels; /* that goroutine's pprof labels (filled by the includer, not the core) */
   sb_u32 nframes;
   sb_u8 stop_reason;   /* enum sb_stop_reason */
   sb_u8 flags;
@@ -199,7 +238,9 @@ struct sb_counters {
   sb_u64 unwind_frames;   /* frames those unwinds produced */
   sb_u64 fp_walk_ns;      /* --compare-fp-walk: time of a plain frame-pointer walk of the same */
   sb_u64 fp_walk_frames;  /*   samples, and the frames it found */
+  sb_u64 labels_ns;       /* time spent reading goroutine labels (goroutine_labels.h) */
   sb_u64 stop[SB_STOP_MAX];
+  sb_u64 labels[SB_LABELS_MAX]; /* samples by enum sb_labels_status */
   sb_u64 crossing[SB_CROSS_MAX][3];
 };
 

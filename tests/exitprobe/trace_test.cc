@@ -173,6 +173,21 @@ TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
     EXPECT_EQ(got["dropped"].get<int64_t>(), 0);
     EXPECT_EQ(got["unmatched_exits"].get<int64_t>(), 0);
   }
+  // --stacks: every paired exit's call path arrived (none lost), and they add up per function.
+  if (r.report.contains("paths")) {
+    const auto& st = r.report["stacks"];
+    EXPECT_EQ(st["lost"].get<int64_t>(), 0) << st.dump();
+    EXPECT_EQ(st["no_process_facts"].get<int64_t>(), 0) << st.dump();
+    EXPECT_EQ(st["received"].get<int64_t>(), st["sent"].get<int64_t>()) << st.dump();
+    std::map<std::string, int64_t> path_calls;
+    for (const auto& p : r.report["paths"]) path_calls[p["function"]] += p["calls"].get<int64_t>();
+    for (const auto& [name, got] : funcs.items())
+      EXPECT_EQ(path_calls[name], got["exits"].get<int64_t>()) << name;
+    // The paths are whole: they reach the goroutine's root (crossing the stack growth of
+    // main.deep), or are longer than the unwinder's 128 frames (main.deep recurses 200 levels).
+    for (const auto& [reason, n] : st["stop_reasons"].items())
+      EXPECT_TRUE(reason == "root" || reason == "max_frames") << reason << ": " << n << " " << st.dump();
+  }
   // main.deep grew its stack while traced: the entry ran again after morestack (a restart,
   // not a new call) — proof that the run exercised stack copies under the probes.
   EXPECT_GT(funcs["main.deep"]["restarts"].get<int64_t>(), 0);
@@ -186,8 +201,73 @@ TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
 INSTANTIATE_TEST_SUITE_P(Placements, ExactCounts,
                          ::testing::Values(Mode{"auto_multi", "--entry auto"}, Mode{"first_multi", "--entry first"},
                                            Mode{"auto_perf_event", "--entry auto --perf-event"},
-                                           Mode{"auto_multi_pie", "--entry auto", "traced-pie"}),
+                                           Mode{"auto_multi_pie", "--entry auto", "traced-pie"},
+                                           Mode{"auto_multi_stacks", "--entry auto --stacks"}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// trace --stacks: main.shared is called from two paths with known delays (fast 2 ms through
+// main.fastCaller, slow 8 ms through main.slowPath -> main.slowCaller on a goroutine labelled
+// path=slow, the same number of calls): both paths come out, with total times in the ratio the
+// workload sets, the slow one with its label; the pprof has calls/total/max per path.
+const nlohmann::json* FindPath(const nlohmann::json& paths, const std::string& caller) {
+  for (const auto& p : paths) {
+    if (p["function"] != "main.shared") continue;
+    const auto& f = p["frames"];
+    if (f.size() >= 2 && f[1] == caller) return &p;
+  }
+  return nullptr;
+}
+
+TEST(TraceStacks, TwoPathsInTheRatioTheWorkloadSets) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  TraceRun r = TraceWorkload(dir, "--func '^main\\.shared$' --stacks", "-paths 150 -fast 2ms -slow 8ms");
+  ASSERT_EQ(r.workload_status, 0) << r.workload_err;
+  ASSERT_EQ(r.trace_status, 0) << r.trace_err << r.trace_out;
+  const auto& f = r.report["functions"]["main.shared"];
+  EXPECT_EQ(f["calls"].get<int64_t>(), 300);
+  EXPECT_EQ(f["exits"].get<int64_t>(), 300);
+  const auto* fast = FindPath(r.report["paths"], "main.fastCaller");
+  const auto* slow = FindPath(r.report["paths"], "main.slowCaller");
+  ASSERT_TRUE(fast && slow) << r.report["paths"].dump(1);
+  EXPECT_EQ((*fast)["calls"].get<int64_t>(), 150);
+  EXPECT_EQ((*slow)["calls"].get<int64_t>(), 150);
+  EXPECT_EQ((*slow)["frames"][2], "main.slowPath");
+  EXPECT_EQ((*slow)["labels"]["path"], "slow");
+  EXPECT_TRUE((*fast)["labels"].empty());
+  // time.Sleep sleeps at least its duration, plus the same wake-up latency on both paths: the
+  // ratio is 4 for a latency of 0, 3 for one of 1 ms.
+  double ratio = (*slow)["total_ns"].get<double>() / (*fast)["total_ns"].get<double>();
+  EXPECT_GE(ratio, 3.0) << r.trace_out;
+  EXPECT_LE(ratio, 4.0 * 1.05) << r.trace_out;
+  EXPECT_GE((*slow)["max_ns"].get<int64_t>(), 8'000'000);
+  EXPECT_FALSE((*slow)["histogram"].empty());
+  EXPECT_NE(r.trace_out.find("Call paths of main.shared"), std::string::npos) << r.trace_out;
+  // go tool pprof: the paths with their three values; by total, slowCaller's path leads.
+  auto top = RunCommand(Quote(kGo) + " tool pprof -sample_index=total -top -cum " + Quote(dir + "/trace.pb.gz"));
+  EXPECT_EQ(top.status, 0) << top.out;
+  EXPECT_NE(top.out.find("main.slowCaller"), std::string::npos) << top.out;
+  auto raw = RunCommand(Quote(kGo) + " tool pprof -raw " + Quote(dir + "/trace.pb.gz"));
+  for (const char* type : {"calls/count", "total/nanoseconds", "max/nanoseconds"})
+    EXPECT_NE(raw.out.find(type), std::string::npos) << type << "\n" << raw.out;
+}
+
+TEST(TraceStacks, SlowerThanKeepsOnlyTheSlowPath) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  TraceRun r = TraceWorkload(dir, "--func '^main\\.shared$' --stacks --slower-than 15ms", "-paths 60 -fast 1ms -slow 30ms");
+  ASSERT_EQ(r.workload_status, 0) << r.workload_err;
+  ASSERT_EQ(r.trace_status, 0) << r.trace_err << r.trace_out;
+  const auto& f = r.report["functions"]["main.shared"];
+  EXPECT_EQ(f["calls"].get<int64_t>(), 120);  // the counts stay whole
+  EXPECT_EQ(f["exits"].get<int64_t>(), 120);
+  EXPECT_EQ(FindPath(r.report["paths"], "main.fastCaller"), nullptr) << r.report["paths"].dump(1);
+  const auto* slow = FindPath(r.report["paths"], "main.slowCaller");
+  ASSERT_NE(slow, nullptr) << r.report["paths"].dump(1);
+  EXPECT_EQ((*slow)["calls"].get<int64_t>(), 60);
+  EXPECT_EQ(r.report["stacks"]["faster"].get<int64_t>(), 60);
+  EXPECT_EQ(r.report["stacks"]["slower_than_ns"].get<int64_t>(), 15'000'000);
+}
 
 TEST(TraceListing, FunctionWithoutRetIsListed) {
   if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
@@ -226,7 +306,8 @@ TEST(TraceLatency, SleeperShowsItsSleep) {
 TEST(TracePid, AttachesToARunningProcessAndStopsWhenItExits) {
   if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
   std::string dir = OutDir();
-  Child work = Child::Start(Quote(kWorkload) + " -goroutines 2 -iterations 50 -sleeps 40 -sleep 50ms",
+  // 5 s of work: loading and verifying the probes can take over 2 s on a loaded machine.
+  Child work = Child::Start(Quote(kWorkload) + " -goroutines 2 -iterations 50 -sleeps 100 -sleep 50ms",
                             dir + "/workload.out", dir + "/workload.err");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   auto t = RunCommand(kSwitchback + " trace --pid " + std::to_string(work.pid) +

@@ -87,6 +87,9 @@ TEST(FuzzRegressionTest, TlsSeedsAreDecoded) {
 }
 TEST(FuzzRegressionTest, CodeSites) { EXPECT_GT(Replay("fuzz_code_sites", FuzzCodeSites), 0); }
 TEST(FuzzRegressionTest, ServeQuery) { EXPECT_GT(Replay("fuzz_serve_query", FuzzServeQuery), 0); }
+TEST(FuzzRegressionTest, GoroutineLabels) {
+  EXPECT_GT(Replay("fuzz_goroutine_labels", FuzzGoroutineLabels), 0);
+}
 
 }  // namespace
 }  // namespace sb::fuzz

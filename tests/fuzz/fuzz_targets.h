@@ -23,5 +23,6 @@ int FuzzBuildIdNote(const uint8_t* data, size_t size);  // coredump/build_id_not
 int FuzzProcCgroup(const uint8_t* data, size_t size);   // agent/cgroup_info
 int FuzzIndexLine(const uint8_t* data, size_t size);    // agent/window_index
 int FuzzServeQuery(const uint8_t* data, size_t size);   // serve/ query, --listen, spool .json
+int FuzzGoroutineLabels(const uint8_t* data, size_t size);  // ebpf/unwind/goroutine_labels.h
 
 }  // namespace sb::fuzz

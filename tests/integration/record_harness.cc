@@ -222,6 +222,7 @@ void Record(const RecordOptions& o, Recording* r) {
                                     "--stats",
                                     r->stats_path.string(),
                                     "--quiet"};
+  rargs.insert(rargs.end(), o.record_args.begin(), o.record_args.end());
   Child rec(rargs, r->dir / "record.stdout", r->dir / "record.stderr");
   if (o.kill_workload_after.count() > 0) {
     // Count from the moment the sampler is attached, so the recording holds samples for sure.

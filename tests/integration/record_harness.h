@@ -79,6 +79,7 @@ struct RecordOptions {
   // SIGTERM the workload once the recording ended (for workloads run with -duration=0, so a
   // slow start of the recorder never finds the workload already gone).
   bool stop_workload_after = false;
+  std::vector<std::string> record_args;  // extra `switchback record` flags (e.g. --no-labels)
 };
 
 struct Recording {

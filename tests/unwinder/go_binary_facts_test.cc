@@ -125,7 +125,13 @@ TEST(GoBinaryFacts, OffsetSourcesPerField) {
     EXPECT_TRUE(p.agree) << p.name;
     EXPECT_EQ(p.value, s.value) << p.name;
     EXPECT_FALSE(s.dwarf) << s.name;
-    if (s.name == "gobuf.lr") {
+    if (s.name == "g.labels") {
+      // Optional: from the runtime's code where the binary sets labels (runtime/pprof's
+      // runtime_setProfLabel), else the table; see GoBinaryFacts.LabelsOffsetFromCode.
+      EXPECT_TRUE(s.optional);
+      EXPECT_FALSE(s.needed);
+      EXPECT_TRUE(s.agree) << s.source;
+    } else if (s.name == "gobuf.lr") {
       EXPECT_FALSE(s.needed);
       EXPECT_EQ(s.source.rfind("table go1.19", 0), 0u) << s.source;
     } else {
@@ -155,6 +161,33 @@ TEST(GoBinaryFacts, NonGoBinaryIsRejectedByName) {
   auto f = AnalyzeGoBinary(**bin, "/bin/true");
   ASSERT_FALSE(f.ok());
   EXPECT_NE(f.error().find("not a Go binary"), std::string::npos);
+}
+
+// g.labels (goroutine pprof labels, optional): from DWARF, and in the stripped build from the
+// runtime's own runtime_setProfLabel (the labels workload sets labels, so it links it); the
+// layout from the release (Debian's Go 1.19: map[string]string).
+TEST(GoBinaryFacts, LabelsOffsetFromCode) {
+  auto plain = Analyze("labels");
+  auto stripped = Analyze("labels-stripped");
+  ASSERT_TRUE(plain && stripped);
+  for (const auto* f : {plain.get(), stripped.get()}) {
+    const FieldChoice* fc = nullptr;
+    for (const auto& c : f->offset_fields)
+      if (c.name == "g.labels") fc = &c;
+    ASSERT_NE(fc, nullptr);
+    EXPECT_TRUE(fc->agree) << fc->source;
+    EXPECT_TRUE(fc->asm_value) << "runtime_setProfLabel not decoded";
+    EXPECT_EQ(fc->value, f->offsets.g_labels);
+    if (f == stripped.get()) EXPECT_EQ(fc->source, "asm:runtime/pprof.runtime_setProfLabel");
+    else EXPECT_EQ(fc->source, "dwarf");
+    if (f->go_minor >= 19 && f->go_minor <= 23) EXPECT_EQ(f->labels_layout, uint32_t{SB_PI_LABELS_HMAP});
+    if (f->go_minor >= 24) EXPECT_EQ(f->labels_layout, uint32_t{SB_PI_LABELS_SLICE});
+    EXPECT_NE(MakeProcInfo(*f, 0, 0).flags & f->labels_layout, 0u);
+  }
+  // A binary without runtime/pprof's label code and no table: no labels, and still offsets.
+  auto demo = Analyze("demo-stripped");
+  ASSERT_TRUE(demo);
+  EXPECT_TRUE(demo->has_offsets);
 }
 
 }  // namespace

@@ -77,6 +77,7 @@ int RunInspect(const InspectArgs& a) {
   }
   j["offsets"]["fields"] = fields;
   j["offsets"]["asm_conflicts"] = f.asm_conflicts;
+  j["labels"] = {{"known", f.labels_layout != 0}, {"source", f.labels_source}};
   j["tls"] = {{"known", f.has_tls}, {"g_offset", f.tls_g_offset}, {"source", f.tls_source}};
   if (f.arch == sym::Arch::kArm64)
     j["tls"]["iscgo"] = {{"known", f.has_iscgo}, {"address", f.iscgo_addr}, {"source", f.iscgo_source}};
@@ -110,7 +111,7 @@ int RunInspect(const InspectArgs& a) {
     if (fc.table) others += fmt::format(" table={}", *fc.table);
     printf("    %-15s %5s  from %-8s %s%s%s\n", fc.name.c_str(), fc.value >= 0 ? std::to_string(fc.value).c_str() : "-",
            fc.source.rfind("asm:", 0) == 0 ? "asm" : fc.source.c_str(), fc.agree ? "agree:" : "DISAGREE:",
-           others.c_str(), fc.needed ? "" : "  (not used on this arch)");
+           others.c_str(), fc.optional ? "  (optional: goroutine labels)" : fc.needed ? "" : "  (not used on this arch)");
   }
   for (const auto& c : f.asm_conflicts) printf("    conflicting runtime code: %s\n", c.c_str());
   if (f.arch == sym::Arch::kArm64) {
@@ -121,6 +122,7 @@ int RunInspect(const InspectArgs& a) {
     printf("  TLS g       %s\n", f.has_tls ? fmt::format("fs_base{:+d} ({})", f.tls_g_offset, f.tls_source).c_str()
                                            : f.tls_source.c_str());
   }
+  printf("  labels      %s\n", f.labels_source.c_str());
   printf("  systemstack %s\n", j["systemstack_recipe"].get<std::string>().c_str());
   for (const auto& r : f.ranges)
     printf("  %-22s 0x%llx-0x%llx%s\n", r.name.c_str(), (unsigned long long)r.start, (unsigned long long)r.end,

@@ -36,6 +36,7 @@ struct RecordArgs {
   size_t top = 15;
   bool compare_fp_walk = false;
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
+  bool no_labels = false;
 };
 
 int Fail(const std::string& msg) {
@@ -63,6 +64,7 @@ int RunRecord(const RecordArgs& a) {
   opts.frequency_hz = a.frequency;
   opts.compare_fp_walk = a.compare_fp_walk;
   opts.max_frames = a.max_frames;
+  opts.labels = !a.no_labels;
   opts.stop = &g_stop;
   bool tty = isatty(STDERR_FILENO) && !a.quiet;
   // Warnings go out even with --quiet: they say the profile may be read wrongly later.
@@ -149,6 +151,9 @@ void AddRecordCommand(CLI::App& app, Runner* run) {
   cmd->add_flag("--compare-fp-walk", args->compare_fp_walk,
                 "benchmark: also time a plain frame-pointer walk of every sample in BPF and report\n"
                 "its cost next to the unwinder's (in the summary and --stats)");
+  cmd->add_flag("--no-labels", args->no_labels,
+                "do not read goroutine pprof labels (pprof.Do, SetGoroutineLabels); by default each\n"
+                "sample carries its goroutine's labels as pprof string labels beside pid/thread");
   cmd->callback([args, run] {
     *run = [args] {
       if (args->pids.empty() && !args->all) return Fail("give --pid PID (repeatable) or --all");

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +18,10 @@
 #include <fmt/format.h>
 
 #include "base/file_util.h"
+#include "ebpf/unwind/host_unwind.h"
+#include "exitprobe/call_paths.h"
+#include "recorder/process_tracker.h"
+#include "unwinder/go_binary_facts.h"
 #include "exitprobe/report.h"
 #include "exitprobe/trace_plan.h"
 #include "exitprobe/tracer.h"
@@ -45,7 +51,26 @@ struct TraceArgs {
   bool perf_event = false;
   uint32_t max_pending = 65536;
   size_t max_funcs = 20000;
+  bool stacks = false;
+  std::string slower_than;
+  bool no_labels = false;
+  size_t top_paths = 5;
 };
+
+// "250us", "5ms", "1.5s", "800ns"; a plain number is nanoseconds. nullopt when malformed.
+std::optional<uint64_t> ParseDuration(const std::string& s) {
+  size_t end = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &end);
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = s.substr(end);
+  double mul = unit.empty() || unit == "ns" ? 1 : unit == "us" || unit == "µs" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : -1;
+  if (mul < 0 || v < 0 || v * mul > 1e18) return std::nullopt;
+  return static_cast<uint64_t>(v * mul);
+}
 
 int Fail(const std::string& msg) {
   fprintf(stderr, "switchback trace: %s\n", msg.c_str());
@@ -97,6 +122,43 @@ int RunTrace(const TraceArgs& a) {
   topts.pid = a.pid;
   topts.force_perf_event = a.perf_event;
   topts.max_pending = a.max_pending;
+  // --stacks: the runtime facts the unwind core needs, as `record` hands them to the sampler.
+  sym::BinaryCache cache;
+  recorder::ProcessTracker tracker(&cache, nullptr);
+  std::string stacks_note;
+  if (a.stacks) {
+    if (!(*bin)->go()) return Fail("--stacks needs a Go binary (the unwinder walks Go stacks)");
+    if (plan->uretprobe) return Fail("--stacks needs exit probes on the RETs, not uretprobes");
+    auto slow = ParseDuration(a.slower_than.empty() ? "0" : a.slower_than);
+    if (!slow) return Fail("--slower-than: not a duration: '" + a.slower_than + "' (e.g. 500us, 5ms, 1s)");
+    topts.stacks = true;
+    topts.slower_than_ns = *slow;
+    topts.labels = !a.no_labels;
+    std::shared_ptr<const unwinder::GoBinaryFacts> facts;
+    if (a.pid) {
+      auto p = tracker.Track(a.pid, true);
+      if (!p.ok()) return Fail(p.error());
+      facts = (*p)->facts;
+      sb_proc_info info = unwinder::MakeProcInfo(*facts, (*p)->bias, 0);
+      for (const auto& m : (*p)->maps)
+        if (m.path == "[vdso]") {
+          info.vdso_start = m.start;
+          info.vdso_end = m.end;
+        }
+      topts.procs.push_back({a.pid, info});
+    } else {
+      auto f = unwinder::AnalyzeGoBinary(**bin, path);
+      if (!f.ok()) return Fail(f.error());
+      facts = *f;
+      // Link-time addresses are the runtime ones for every process of a non-PIE binary.
+      if (!facts->pie) topts.procs.push_back({0, unwinder::MakeProcInfo(*facts, 0, 0)});
+      else stacks_note = "--stacks with --binary of a PIE executable: no call paths (its load address differs per "
+                         "process); use --pid";
+    }
+    if (!facts->has_offsets)
+      stacks_note = "runtime offsets unknown for this binary: call paths stop at the first stack switch (no_offsets)";
+    topts.sp_deltas = facts->sp_deltas;
+  }
   auto tracer = exitprobe::Tracer::Load(*plan, topts);
   if (!tracer.ok()) return Fail(tracer.error());
   auto attach = (*tracer)->Attach();
@@ -116,6 +178,14 @@ int RunTrace(const TraceArgs& a) {
     for (const auto& f : attach->failed) fprintf(stderr, "  not attached: %s: %s\n", f.name.c_str(), f.reason.c_str());
   }
 
+  exitprobe::CallPathAggregator paths;
+  std::set<uint32_t> seen_pids;
+  exitprobe::Tracer::StackFn on_stack = [&](const sb_xp_stack& ev) {
+    // Symbolization needs the process's maps: read them while it runs.
+    if (seen_pids.insert(ev.s.pid).second && !tracker.Find(ev.s.pid)) (void)tracker.Track(ev.s.pid, true);
+    paths.Add(ev);
+  };
+  if (!stacks_note.empty() && !a.quiet) fprintf(stderr, "switchback: %s\n", stacks_note.c_str());
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   bool process_gone = false;
@@ -125,7 +195,11 @@ int RunTrace(const TraceArgs& a) {
       process_gone = true;
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (a.stacks) {
+      (*tracer)->PollStacks(100, on_stack);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     if (tty) {
       uint64_t calls = 0, exits = 0, aborted = 0;
       for (const auto& c : (*tracer)->ReadCounts()) {
@@ -143,6 +217,9 @@ int RunTrace(const TraceArgs& a) {
   double duration = elapsed();
   // Detach first: the counts read afterwards are final.
   double detach_s = (*tracer)->Detach();
+  if (a.stacks)
+    while ((*tracer)->PollStacks(0, on_stack) > 0) {
+    }
   auto report = exitprobe::BuildReport(*plan, (*tracer)->ReadCounts(), (*tracer)->ReadPending(),
                                        [&](uint32_t tgid, uint64_t g) {
                                          return exitprobe::ReadGoroutineStatus(tgid, g, plan->g_atomicstatus);
@@ -153,18 +230,43 @@ int RunTrace(const TraceArgs& a) {
   report.detach_s = detach_s;
   report.counters = (*tracer)->ReadCounters();
   if (process_gone) report.notes.push_back("the process exited; calls pending then are counted in flight");
+  if (!stacks_note.empty()) report.notes.push_back(stacks_note);
 
+  exitprobe::CallPathReport cp;
+  nlohmann::json json = exitprobe::ReportJson(report);
+  if (a.stacks) {
+    std::vector<std::string> names;
+    for (const auto& f : plan->funcs) names.push_back(f.name);
+    cp = exitprobe::BuildCallPaths(paths, tracker, names);
+    sb_counters uc = (*tracer)->ReadUnwindCounters();
+    nlohmann::json stops = nlohmann::json::object();
+    for (int i = 0; i < SB_STOP_MAX; i++)
+      if (uc.stop[i]) stops[unwind::StopReasonName(i)] = uc.stop[i];
+    json["paths"] = exitprobe::CallPathsJson(cp);
+    json["stacks"] = {{"slower_than_ns", topts.slower_than_ns},  {"sent", report.counters.stack_sent},
+                      {"faster", report.counters.stack_fast},     {"lost", report.counters.stack_lost},
+                      {"no_process_facts", report.counters.stack_no_proc}, {"received", paths.events()},
+                      {"stop_reasons", stops}};
+  }
   int rc = 0;
   if (!a.json.empty())
-    if (auto st = WriteFileAtomic(a.json, exitprobe::ReportJson(report).dump(2) + "\n"); !st.ok()) rc = Fail(st.error());
+    if (auto st = WriteFileAtomic(a.json, json.dump(2) + "\n"); !st.ok()) rc = Fail(st.error());
   if (!a.pprof.empty()) {
-    auto pb = profile::WritePprofGz(exitprobe::ReportProfile(report));
+    auto pb = profile::WritePprofGz(a.stacks ? cp.profile : exitprobe::ReportProfile(report));
     if (!pb.ok())
       rc = Fail(pb.error());
     else if (auto st = WriteFileAtomic(a.pprof, *pb); !st.ok())
       rc = Fail(st.error());
   }
   if (!a.quiet) fputs(exitprobe::ReportText(report, !a.no_histograms).c_str(), stdout);
+  if (!a.quiet && a.stacks) {
+    fputs(exitprobe::CallPathsText(cp, a.top_paths).c_str(), stdout);
+    fprintf(stdout, "Call paths: %llu exits unwound, %llu faster than --slower-than, %llu lost (ring buffer full), %llu "
+                    "without runtime facts\n",
+            static_cast<unsigned long long>(report.counters.stack_sent), static_cast<unsigned long long>(report.counters.stack_fast),
+            static_cast<unsigned long long>(report.counters.stack_lost),
+            static_cast<unsigned long long>(report.counters.stack_no_proc));
+  }
   return rc;
 }
 
@@ -201,7 +303,17 @@ void AddTraceCommand(CLI::App& app, Runner* run) {
   cmd->add_option("--max-pending", args->max_pending, "pending calls tracked at once (default 65536)")
       ->check(CLI::Range(16u, 1u << 24));
   cmd->add_option("--max-funcs", args->max_funcs, "refuse patterns matching more functions (default 20000)");
+  cmd->add_flag("--stacks", args->stacks,
+                "at each traced call's exit, unwind the caller's stack (the sampler's unwinder: across\n"
+                "systemstack, mcall, cgo...) and aggregate per call path: calls, total and max time, a\n"
+                "histogram (--json), top paths in the report; --pprof then holds the paths (sample types\n"
+                "calls, total, max: go tool pprof -sample_index=total)");
+  cmd->add_option("--slower-than", args->slower_than,
+                  "with --stacks: keep only calls at least this long (e.g. 500us, 5ms); faster calls cost no unwind");
+  cmd->add_flag("--no-labels", args->no_labels, "with --stacks: leave goroutine pprof labels out of the paths");
+  cmd->add_option("--top-paths", args->top_paths, "with --stacks: paths per function in the report (default 5)");
   cmd->callback([args, run, pid, binary] {
+      if (!args->slower_than.empty() && !args->stacks) { *run = [] { return Fail("--slower-than needs --stacks"); }; return; }
     *run = [args, pid, binary] {
       if (pid->count() == 0 && binary->count() == 0) return Fail("give --pid PID or --binary PATH");
       return RunTrace(*args);

@@ -14,16 +14,22 @@
 //   - a known latency (main.sleeper sleeps -sleep each call).
 //
 // Usage: traced [-goroutines N] [-iterations N] [-counters FILE]   (the mixed run)
-//        traced -bench N                                           (N calls of main.tiny,
-//                                                                   prints CPU ns per call)
+//
+//	traced -paths N [-fast D] [-slow D]                       (trace --stacks: N calls of
+//	                                                           main.shared from each of
+//	                                                           two callers, see below)
+//	traced -bench N                                           (N calls of main.tiny,
+//	                                                           prints CPU ns per call)
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -181,6 +187,42 @@ func tinyLeaf(x int) int { return x ^ 0x5a }
 //go:noinline
 func tiny(x int) int { return tinyLeaf(x) + 1 }
 
+// shared is called from two paths with known, different delays (trace --stacks): through
+// main.fastCaller it sleeps -fast, through main.slowPath -> main.slowCaller -slow, the latter on
+// a goroutine labelled path=slow.
+//
+//go:noinline
+func shared(d time.Duration) {
+	time.Sleep(d)
+}
+
+//go:noinline
+func fastCaller(d time.Duration) { shared(d) }
+
+//go:noinline
+func slowCaller(d time.Duration) { shared(d) }
+
+//go:noinline
+func slowPath(d time.Duration) { slowCaller(d) }
+
+func twoPaths(n int, fast, slow time.Duration) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < n; i++ {
+			fastCaller(fast)
+		}
+	}()
+	go pprof.Do(context.Background(), pprof.Labels("path", "slow"), func(context.Context) {
+		defer wg.Done()
+		for i := 0; i < n; i++ {
+			slowPath(slow)
+		}
+	})
+	wg.Wait()
+}
+
 func worker(id, iterations int, deepLevels int) {
 	if iterations < 0 {
 		alwaysPanics(id)
@@ -216,7 +258,17 @@ func main() {
 	sleepFor := flag.Duration("sleep", 20*time.Millisecond, "how long main.sleeper sleeps")
 	countersFile := flag.String("counters", "", "write the per-function counters here as JSON")
 	bench := flag.Int("bench", 0, "call main.tiny N times, print the ns per call, and exit")
+	paths := flag.Int("paths", 0, "call main.shared N times from each of two paths, then exit")
+	fast := flag.Duration("fast", time.Millisecond, "main.shared's sleep through main.fastCaller")
+	slow := flag.Duration("slow", 4*time.Millisecond, "main.shared's sleep through main.slowCaller")
+	start := flag.Duration("start-delay", 0, "sleep this long first (time for a tracer to attach)")
 	flag.Parse()
+	time.Sleep(*start)
+
+	if *paths > 0 {
+		twoPaths(*paths, *fast, *slow)
+		return
+	}
 
 	if *bench > 0 {
 		// CPU time of this thread, not wall time: on a busy machine the wall clock also counts

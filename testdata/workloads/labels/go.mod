@@ -1,0 +1,3 @@
+module switchback/labels
+
+go 1.19

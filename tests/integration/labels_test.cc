@@ -1,0 +1,201 @@
+// Goroutine pprof labels on live samples (issue 14): the labels workload (goroutines with
+// different label sets and known work, one changing its labels every 100 ms, one without any,
+// one allocating large objects on g0 under systemstack) recorded with `switchback record`, for
+// Go 1.19 (Debian's) and, where their toolchains are in .cache/go (tools/fetch-go.sh), 1.21 to
+// 1.27. The label sets and their shares must equal what runtime/pprof of the same run shows
+// (`go tool pprof -tags`) within kTolerancePoints; unlabelled goroutines have none; samples
+// crossed from g0 carry the goroutine's labels; --no-labels turns them off.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/common/shell_util.h"
+#include "tests/integration/record_harness.h"
+
+#ifndef SB_SOURCE_DIR
+#error "SB_SOURCE_DIR must name the source tree"
+#endif
+#ifndef SB_VERSIONS_BUILD_DIR
+#error "SB_VERSIONS_BUILD_DIR must name where per-version workloads are built"
+#endif
+
+namespace {
+
+using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
+
+constexpr double kTolerancePoints = 5.0;
+// Label sets compared: at least this share of either profile's samples.
+constexpr double kMinShare = 0.03;
+
+// switchback's own labels, not the goroutine's.
+const std::set<std::string> kOwnLabels = {"pid", "tid", "goroutine", "thread", "switches"};
+
+std::map<std::string, std::string> GoroutineLabels(const Sample& s) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : s.labels)
+    if (!kOwnLabels.count(k)) out[k] = v;
+  return out;
+}
+
+std::string SetKey(const std::map<std::string, std::string>& l) {
+  std::string k;
+  for (const auto& [key, v] : l) k += (k.empty() ? "" : ",") + key + "=" + v;
+  return k.empty() ? "(none)" : k;
+}
+
+std::map<std::string, double> SetShares(const ProfileData& p, int64_t* total) {
+  std::map<std::string, int64_t> n;
+  *total = 0;
+  for (const auto& s : p.samples) {
+    n[SetKey(GoroutineLabels(s))] += s.count;
+    *total += s.count;
+  }
+  std::map<std::string, double> out;
+  for (const auto& [k, c] : n) out[k] = *total ? static_cast<double>(c) / static_cast<double>(*total) : 0;
+  return out;
+}
+
+bool Has(const std::vector<std::string>& frames, const std::string& fn) {
+  return std::find(frames.begin(), frames.end(), fn) != frames.end();
+}
+
+// Go of release "1.N": Debian's for 1.19, else the fetch-go.sh cache (empty when absent).
+std::string GoFor(const std::string& v) {
+  if (v == "1.19") return kGo;
+  std::string go = std::string(SB_SOURCE_DIR) + "/.cache/go/go" + v + "/usr/lib/go-" + v + "/bin/go";
+  return fs::exists(go) ? go : "";
+}
+
+std::string BuildLabels(const std::string& go, const std::string& v, std::string* why) {
+  std::string out = std::string(SB_VERSIONS_BUILD_DIR) + "/go" + v + "/labels";
+  std::string src = std::string(SB_SOURCE_DIR) + "/testdata/workloads/labels";
+  auto r = sb::test::RunCommand("mkdir -p " + sb::test::Quote(fs::path(out).parent_path().string()) + " && cd " +
+                                sb::test::Quote(src) + " && env GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=0 GOCACHE=" +
+                                sb::test::Quote(std::string(SB_VERSIONS_BUILD_DIR) + "/gocache-" + v) + " " +
+                                sb::test::Quote(go) + " build -o " + sb::test::Quote(out) + " .");
+  if (r.status != 0) *why = "go" + v + " build: " + r.out;
+  return r.status == 0 ? out : "";
+}
+
+class LabelsTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!BpfAvailable(&why)) GTEST_SKIP() << "switchback record needs BPF (root and BTF): " << why;
+  }
+};
+
+TEST_P(LabelsTest, SharesMatchRuntimePprof) {
+  const std::string v = GetParam();
+  std::string go = GoFor(v), why;
+  if (go.empty()) GTEST_SKIP() << "no Go " << v << " toolchain in .cache/go (tools/fetch-go.sh " << v << ")";
+  std::string exe = BuildLabels(go, v, &why);
+  ASSERT_FALSE(exe.empty()) << why;
+
+  RecordOptions o;
+  o.workload = exe;
+  o.workload_args = {"-duration=0", "-cpurate=500"};
+  o.duration_s = 10;
+  o.frequency = 999;
+  o.stop_workload_after = true;
+  Recording r;
+  ASSERT_NO_FATAL_FAILURE(Record(o, &r));
+  const ProfileData& ours = *r.ours;
+  const ProfileData& oracle = *r.oracle;
+
+  // How labels were read: every sample of a goroutine read them, no fact was missing.
+  const auto& lab = r.stats["labels"];
+  EXPECT_GT(lab.value("ok", 0), 0) << r.stats.dump();
+  EXPECT_EQ(lab.value("no_fact", 0), 0) << r.stats.dump();
+  EXPECT_EQ(lab.value("read_fault", 0), 0) << r.stats.dump();
+
+  int64_t n_ours = 0, n_oracle = 0;
+  auto s_ours = SetShares(ours, &n_ours);
+  auto s_oracle = SetShares(oracle, &n_oracle);
+  ASSERT_GT(n_ours, 200) << "too few samples to compare shares";
+  ASSERT_GT(n_oracle, 200) << "too few runtime/pprof samples to compare shares";
+  std::set<std::string> keys;
+  for (const auto& [k, s] : s_ours) if (s >= kMinShare) keys.insert(k);
+  for (const auto& [k, s] : s_oracle) if (s >= kMinShare) keys.insert(k);
+  std::string table;
+  for (const auto& k : keys) table += "  " + k + ": ours " + std::to_string(100 * s_ours[k]) + "%, runtime/pprof " +
+                                      std::to_string(100 * s_oracle[k]) + "%\n";
+  for (const auto& k : keys)
+    EXPECT_NEAR(100 * s_ours[k], 100 * s_oracle[k], kTolerancePoints) << k << "\n" << table;
+  // The sets the workload makes are all there, each as a whole.
+  for (const char* k : {"endpoint=/api/users,tenant=a", "endpoint=/api/orders", "phase=one", "phase=two",
+                        "k1=v1,k2=v2,k3=v3,k4=v4,k5=v5,k6=v6,k7=v7,k8=v8", "(none)"})
+    EXPECT_GT(s_ours[k], 0.0) << k << "\n" << table;
+
+  // Per goroutine: the unlabelled one has none; the 8-label one all 8; samples crossed from g0
+  // (the allocator's large allocations under systemstack) carry the goroutine's labels.
+  int64_t crossed_alloc = 0, oracle_crossed_alloc = 0;
+  int64_t no_goroutine = 0, all = 0;
+  for (const auto& s : ours.samples) {
+    auto frames = LeafFirst(ours, s);
+    auto labels = GoroutineLabels(s);
+    all += s.count;
+    // A sample whose thread's g could not be validated names no goroutine, and so carries no
+    // labels (never a guessed goroutine's): rare, and left out of the checks below.
+    if (!s.num_labels.count("goroutine")) {
+      no_goroutine += s.count;
+      EXPECT_TRUE(labels.empty()) << SetKey(labels);
+      continue;
+    }
+    if (Has(frames, "main.unlabelled")) EXPECT_TRUE(labels.empty()) << SetKey(labels);
+    if (Has(frames, "main.eight")) EXPECT_EQ(labels.size(), 8u) << SetKey(labels);
+    if (Has(frames, "main.users")) EXPECT_EQ(SetKey(labels), "endpoint=/api/users,tenant=a");
+    if (Has(frames, "main.allocator")) {
+      EXPECT_EQ(SetKey(labels), "alloc=big");
+      if (Has(frames, "runtime.systemstack")) crossed_alloc += s.count;
+    }
+  }
+  for (const auto& s : oracle.samples) {
+    auto frames = LeafFirst(oracle, s);
+    if (Has(frames, "main.allocator") && Has(frames, "runtime.systemstack")) oracle_crossed_alloc += s.count;
+  }
+  if (oracle_crossed_alloc >= 5) EXPECT_GT(crossed_alloc, 0) << "no g0 sample under main.allocator";
+  EXPECT_LE(no_goroutine, all / 50) << "samples without a goroutine";
+  // go tool pprof reads the labels (what `-tagfocus endpoint=...` uses).
+  auto tags = sb::test::RunCommand(sb::test::Quote(kGo) + " tool pprof -tags " + sb::test::Quote(r.pprof.string()));
+  EXPECT_EQ(tags.status, 0) << tags.out;
+  EXPECT_NE(tags.out.find("/api/users"), std::string::npos) << tags.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Go, LabelsTest,
+                         ::testing::Values("1.19", "1.21", "1.22", "1.23", "1.24", "1.25", "1.26", "1.27"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           n.erase(std::remove(n.begin(), n.end(), '.'), n.end());
+                           return "go" + n;
+                         });
+
+// --no-labels: samples carry switchback's labels only, and the stats say why.
+TEST(LabelsOff, NoLabelsFlag) {
+  std::string why;
+  if (!BpfAvailable(&why)) GTEST_SKIP() << "switchback record needs BPF (root and BTF): " << why;
+  RecordOptions o;
+  o.workload = "labels";
+  o.workload_args = {"-duration=0"};
+  o.oracle = false;
+  o.duration_s = 3;
+  o.frequency = 499;
+  o.stop_workload_after = true;
+  o.record_args = {"--no-labels"};
+  Recording r;
+  ASSERT_NO_FATAL_FAILURE(Record(o, &r));
+  int64_t n = 0;
+  for (const auto& s : r.ours->samples) {
+    EXPECT_TRUE(GoroutineLabels(s).empty()) << SetKey(GoroutineLabels(s));
+    n += s.count;
+  }
+  EXPECT_GT(n, 0);
+  EXPECT_EQ(r.stats["labels"].value("ok", 0), 0) << r.stats.dump();
+  EXPECT_GT(r.stats["labels"].value("off", 0), 0) << r.stats.dump();
+}
+
+}  // namespace
