@@ -25,7 +25,11 @@ if [ "${SWITCHBACK_ASAN:-1}" = 1 ]; then
   # ASAN_EXCLUDE=REGEX sets the list ('' runs everything).
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-  ASAN_EXCLUDE=${ASAN_EXCLUDE-GoVersionsTest|Go121To127}
+  # AgentCliTest.ChurnDoesNotGrow checks RSS and fds over 40 s of process churn: under ASan's
+  # quarantine RSS grows by design, so the check means nothing there.
+  # The labels test on the fetched toolchains (go12x) is left out for time as GoVersionsTest is;
+  # Go 1.19 runs here.
+  ASAN_EXCLUDE=${ASAN_EXCLUDE-GoVersionsTest|Go121To127|ChurnDoesNotGrow|SharesMatchRuntimePprof/go12}
   (cd "$ASAN_BUILD_DIR" && ctest --output-on-failure --timeout 900 -j1 ${ASAN_EXCLUDE:+-E "$ASAN_EXCLUDE"} "$@") || rc=1
 fi
 exit $rc
