@@ -91,6 +91,9 @@ SB_INLINE void sb_labels_slice(sb_u64 env, sb_u64 set, struct sb_labels *out) {
     }
     out->count = (sb_u8)(i + 1);
   }
+  /* More entries than the header's count: a map written while we read it (or garbage); what
+   * was read is what there is, so total is at least count and OK means count == total. */
+  if (out->count > out->total) out->total = out->count;
   out->status = out->total > out->count ? SB_LABELS_TRUNCATED : SB_LABELS_OK;
 }
 
@@ -140,6 +143,9 @@ SB_INLINE void sb_labels_hmap(sb_u64 env, sb_u64 map_var, struct sb_labels *out)
       out->count++;
     }
   }
+  /* More entries than the header's count: a map written while we read it (or garbage); what
+   * was read is what there is, so total is at least count and OK means count == total. */
+  if (out->count > out->total) out->total = out->count;
   out->status = out->total > out->count ? SB_LABELS_TRUNCATED : SB_LABELS_OK;
 }
 
