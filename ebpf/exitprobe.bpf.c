@@ -57,9 +57,12 @@ struct {
   __type(value, struct sb_counters);
 } unwind_counters SEC(".maps");
 
+/* Call paths for --stacks: 32 MiB holds a burst of about 11,000 records of 128 frames (each
+ * about 2.8 KB), so the reader, woken every 100 ms at most, keeps up with a deep recursion traced
+ * on every CPU; without --stacks userspace shrinks it to one page-sized minimum. */
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 8 << 20);
+  __uint(max_entries, 32 << 20);
 } stacks SEC(".maps");
 
 /* The registers the unwind starts from: in a map, not on the stack. */

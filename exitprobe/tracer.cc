@@ -56,9 +56,11 @@ Result<exitprobe_bpf*> OpenAndLoad(const TracePlan& plan, const TraceOptions& op
     bpf_program__set_expected_attach_type(skel->progs.xp_stack_multi,
                                           static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti));
     bpf_program__set_autoload(skel->progs.xp_stack, false);
-    // One prog array serves one attach type: the plain-uprobe probe (unused with a multi link)
-    // would make the kernel refuse the load.
-    if (opts.stacks) bpf_program__set_autoload(skel->progs.xp_site, false);
+    // The plain-uprobe probe is unused with a multi link, and it must not be loaded: both
+    // probes hold the tail-call array stack_progs (also without --stacks), and one prog array
+    // serves one attach type, so the kernel refused the whole load (EINVAL after verifying it)
+    // and every trace fell back to perf-event uprobes, with their slow detach.
+    bpf_program__set_autoload(skel->progs.xp_site, false);
   } else {
     bpf_program__set_autoload(skel->progs.xp_site_multi, false);
     bpf_program__set_autoload(skel->progs.xp_stack_multi, false);
@@ -118,10 +120,11 @@ Result<std::unique_ptr<Tracer>> Tracer::Load(const TracePlan& plan, const TraceO
         return MakeError("cannot fill the process map: " + Errno(errno));
     auto on_stack = [](void* ctx, void* data, size_t size) -> int {
       auto* self = static_cast<Tracer*>(ctx);
-      // Zeroed first: the ring buffer record ends after the last frame.
-      auto ev = std::make_unique<sb_xp_stack>();
-      std::memset(ev.get(), 0, sizeof(*ev));
-      std::memcpy(ev.get(), data, std::min(size, sizeof(*ev)));
+      // One reused record, zeroed first: the ring buffer record ends after the last frame.
+      // (Nothing allocated per record: the reader must keep up with bursts of deep unwinds.)
+      sb_xp_stack* ev = self->stack_scratch_.get();
+      std::memset(ev, 0, sizeof(*ev));
+      std::memcpy(ev, data, std::min(size, sizeof(*ev)));
       if (ev->s.nframes > SB_MAX_FRAMES) ev->s.nframes = SB_MAX_FRAMES;
       if (self->cur_stack_fn_) (*self->cur_stack_fn_)(*ev);
       self->delivered_++;

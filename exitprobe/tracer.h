@@ -97,6 +97,7 @@ class Tracer {
   ::ring_buffer* stacks_rb_ = nullptr;
   const StackFn* cur_stack_fn_ = nullptr;
   int delivered_ = 0;
+  std::unique_ptr<sb_xp_stack> stack_scratch_ = std::make_unique<sb_xp_stack>();  // ~10 KB, off the stack
 };
 
 // Says why BPF cannot be used here, or "".

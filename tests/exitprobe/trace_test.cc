@@ -10,12 +10,15 @@
 //   - A function that sleeps a known time shows that time.
 //   - A C program is timed with uretprobes (safe outside Go).
 #include <signal.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -42,6 +45,14 @@ std::string SkipReason() {
   if (geteuid() != 0) return "needs root to load BPF programs";
   if (!fs::exists("/sys/kernel/btf/vmlinux")) return "kernel without BTF";
   return "";
+}
+
+// uprobe_multi links came with Linux 6.6; an older kernel makes trace fall back to perf events.
+bool KernelHasUprobeMulti() {
+  utsname u{};
+  int major = 0, minor = 0;
+  if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  return major > 6 || (major == 6 && minor >= 6);
 }
 
 std::string OutDir() {
@@ -159,6 +170,11 @@ TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
   ASSERT_EQ(r.trace_status, 0) << r.trace_err << r.trace_out;
   ASSERT_TRUE(r.report.contains("functions")) << r.trace_err;
   ASSERT_TRUE(r.counters.is_object());
+  // Where the kernel has uprobe_multi the probes load as such: a program the kernel refuses
+  // there makes trace fall back to perf-event uprobes silently, slower to start and to detach
+  // (the plain-uprobe probe sharing the tail-call array did that once).
+  if (KernelHasUprobeMulti() && std::string(GetParam().args).find("--perf-event") == std::string::npos)
+    EXPECT_EQ(r.report["attach"]["method"], "uprobe_multi") << r.trace_err;
   const auto& funcs = r.report["functions"];
   for (const auto& [name, want] : r.counters.items()) {
     SCOPED_TRACE(name);
@@ -173,16 +189,26 @@ TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
     EXPECT_EQ(got["dropped"].get<int64_t>(), 0);
     EXPECT_EQ(got["unmatched_exits"].get<int64_t>(), 0);
   }
-  // --stacks: every paired exit's call path arrived (none lost), and they add up per function.
+  // --stacks: every paired exit's call path arrived or was counted lost (the ring buffer full:
+  // a burst of 20,000 deep unwinds on a machine whose CPUs the workload saturates, as under the
+  // sanitizers in CI), and the paths add up to the exits.
   if (r.report.contains("paths")) {
     const auto& st = r.report["stacks"];
-    EXPECT_EQ(st["lost"].get<int64_t>(), 0) << st.dump();
+    int64_t lost = st["lost"].get<int64_t>(), sent = st["sent"].get<int64_t>();
     EXPECT_EQ(st["no_process_facts"].get<int64_t>(), 0) << st.dump();
-    EXPECT_EQ(st["received"].get<int64_t>(), st["sent"].get<int64_t>()) << st.dump();
+    EXPECT_EQ(st["received"].get<int64_t>(), sent) << st.dump();
+    // Most arrive: the buffer holds a burst of thousands.
+    EXPECT_LE(lost * 20, sent + lost) << st.dump();
     std::map<std::string, int64_t> path_calls;
+    int64_t all_paths = 0, all_exits = 0;
     for (const auto& p : r.report["paths"]) path_calls[p["function"]] += p["calls"].get<int64_t>();
-    for (const auto& [name, got] : funcs.items())
-      EXPECT_EQ(path_calls[name], got["exits"].get<int64_t>()) << name;
+    for (const auto& [name, got] : funcs.items()) {
+      EXPECT_LE(path_calls[name], got["exits"].get<int64_t>()) << name;
+      if (lost == 0) EXPECT_EQ(path_calls[name], got["exits"].get<int64_t>()) << name;
+      all_paths += path_calls[name];
+      all_exits += got["exits"].get<int64_t>();
+    }
+    EXPECT_EQ(all_paths + lost, all_exits) << st.dump();
     // The paths are whole: they reach the goroutine's root (crossing the stack growth of
     // main.deep), or are longer than the unwinder's 128 frames (main.deep recurses 200 levels).
     for (const auto& [reason, n] : st["stop_reasons"].items())
@@ -261,11 +287,22 @@ TEST(TraceStacks, SlowerThanKeepsOnlyTheSlowPath) {
   const auto& f = r.report["functions"]["main.shared"];
   EXPECT_EQ(f["calls"].get<int64_t>(), 120);  // the counts stay whole
   EXPECT_EQ(f["exits"].get<int64_t>(), 120);
-  EXPECT_EQ(FindPath(r.report["paths"], "main.fastCaller"), nullptr) << r.report["paths"].dump(1);
+  // Every slow call sleeps 30 ms, so all 60 are kept. A fast call (a 1 ms sleep) is kept only
+  // if it really took 15 ms: a scheduling delay that a machine under load (CI under the
+  // sanitizers) does cause now and then, so it is allowed for a few and checked to be slow.
   const auto* slow = FindPath(r.report["paths"], "main.slowCaller");
   ASSERT_NE(slow, nullptr) << r.report["paths"].dump(1);
   EXPECT_EQ((*slow)["calls"].get<int64_t>(), 60);
-  EXPECT_EQ(r.report["stacks"]["faster"].get<int64_t>(), 60);
+  int64_t kept = 0;
+  for (const auto& p : r.report["paths"]) {
+    kept += p["calls"].get<int64_t>();
+    EXPECT_GE(p["max_ns"].get<int64_t>(), 15'000'000) << p.dump();
+    for (const auto& b : p["histogram"]) EXPECT_GE(b["high_ns"].get<int64_t>(), 15'000'000) << p.dump();
+  }
+  const auto* fast = FindPath(r.report["paths"], "main.fastCaller");
+  int64_t fast_kept = fast ? (*fast)["calls"].get<int64_t>() : 0;
+  EXPECT_LE(fast_kept, 6) << r.report["paths"].dump(1);
+  EXPECT_EQ(r.report["stacks"]["faster"].get<int64_t>(), 120 - kept);
   EXPECT_EQ(r.report["stacks"]["slower_than_ns"].get<int64_t>(), 15'000'000);
 }
 
