@@ -2,6 +2,7 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "unwinder/asm_offsets.h"
@@ -326,6 +327,9 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.ranges[pi.nranges++] =
         sb_range{r.start + bias, r.end + bias, static_cast<uint32_t>(r.kind), static_cast<uint32_t>(r.slot_offset)};
   }
+  // sb_classify searches them: ascending by start (the functions are distinct, so disjoint).
+  std::sort(pi.ranges, pi.ranges + pi.nranges,
+            [](const sb_range& a, const sb_range& b) { return a.start < b.start; });
   if (facts.morestack) pi.morestack = facts.morestack + bias;
   if (facts.morestack_noctxt) pi.morestack_noctxt = facts.morestack_noctxt + bias;
   if (facts.systemstack_switch_start) {

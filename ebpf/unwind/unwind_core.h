@@ -83,6 +83,13 @@ SB_INLINE int sb_read_u64(struct sb_unwind_state *st, sb_u64 addr, sb_u64 *v) {
   return sb_read(SB_ENV(st), v, sizeof(*v), addr);
 }
 
+/* A frame record (saved frame pointer, return address) in one read: one helper call per frame
+ * instead of two (bpf_probe_read_user is most of a frame's cost). */
+SB_INLINE int sb_read_record(struct sb_unwind_state *st, sb_u64 addr, sb_u64 rec[2]) {
+  if (addr == 0) return -1;
+  return sb_read(SB_ENV(st), rec, 2 * sizeof(sb_u64), addr);
+}
+
 /* Labels the sample with goroutine gp: its goid, and gp itself in st->w->label_g. */
 SB_INLINE void sb_name_goroutine(struct sb_unwind_state *st, sb_u64 gp) {
   sb_u64 goid = 0;
@@ -114,13 +121,24 @@ SB_INLINE void sb_crossed(struct sb_unwind_state *st, int crossing) {
 }
 
 /* The kind of function a pc belongs to. Return addresses are looked up at pc-1, so that a
- * call that ends a function is attributed to that function. */
+ * call that ends a function is attributed to that function. Runs once per frame, so it is
+ * cheap: the ranges are ascending by start and disjoint (MakeProcInfo sorts them), so one
+ * bounding test of the span they cover answers most frames of a program (its own code, its
+ * libraries: outside the runtime), and inside the span a binary search with fixed steps
+ * (16, 8, 4, 2, 1: one state per step for the verifier) finds the one range that may hold pc. */
 SB_SUBPROG int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
   if (!pi) return SB_FN_NONE;
-  for (int i = 0; i < SB_MAX_RANGES; i++) {
-    if ((sb_u32)i >= pi->nranges) break;
-    if (pc >= pi->ranges[i].start && pc < pi->ranges[i].end) return (int)pi->ranges[i].kind;
+  sb_u32 n = pi->nranges;
+  if (n == 0 || n > SB_MAX_RANGES) return SB_FN_NONE;
+  sb_u32 last = (n - 1) & (SB_MAX_RANGES - 1);
+  if (pc < pi->ranges[0].start || pc >= pi->ranges[last].end) return SB_FN_NONE;
+  sb_u32 i = 0; /* the last range whose start is at or below pc */
+  for (sb_u32 step = SB_MAX_RANGES / 2; step > 0; step >>= 1) {
+    sb_u32 j = i + step;
+    if (j < n && pi->ranges[j & (SB_MAX_RANGES - 1)].start <= pc) i = j;
   }
+  i &= SB_MAX_RANGES - 1;
+  if (pc >= pi->ranges[i].start && pc < pi->ranges[i].end) return (int)pi->ranges[i].kind;
   return SB_FN_NONE;
 }
 
@@ -590,8 +608,16 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
         sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
         sb_crossed(st, SB_CROSS_LEAF);
       } else {
-        if (sb_read_u64(st, sp, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
-        if (sb_read_u64(st, sp - 8, &caller_fp)) caller_fp = 0; /* only needed to leave Go code */
+        /* LR at [SP], the caller's R29 just below it: one read of both; the R29 is only
+         * needed to leave Go code, so where it alone is unreadable the walk goes on. */
+        sb_u64 rec[2] = {0, 0};
+        if (sb_read_record(st, sp - 8, rec) == 0) {
+          caller_fp = rec[0];
+          ret = rec[1];
+        } else {
+          if (sb_read_u64(st, sp, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
+          if (sb_read_u64(st, sp - 8, &caller_fp)) caller_fp = 0;
+        }
         if (st->w->fp != sp - 8 && st->w->exact_sp && st->w->frame_exact) {  /* R29 not set up yet */
           sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
           sb_crossed(st, SB_CROSS_LEAF);
@@ -630,8 +656,8 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
      * up its frame pointer, BP points just below the return address slot. */
     sb_u64 slot = st->w->sp + (sb_u64)delta;
     sb_u64 ret = 0, caller_fp = st->w->fp;
-    if (sb_read_u64(st, slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
     if (st->w->fp == 0) {
+      if (sb_read_u64(st, slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
       /* No frame pointer to follow (copystack, or none at all, as in a goroutine's first
        * function): walk on by SP, the caller's SP is exact too. */
       if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
@@ -645,8 +671,14 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
       return 0;
     }
     int frame_set_up = st->w->fp == slot - 8;
-    if (frame_set_up && sb_read_u64(st, st->w->fp, &caller_fp)) return sb_stop(st, SB_STOP_READ_FAULT);
-    if (!frame_set_up) {
+    if (frame_set_up) {
+      /* The frame record: the caller's BP right below the return address, in one read. */
+      sb_u64 rec[2] = {0, 0};
+      if (sb_read_record(st, st->w->fp, rec)) return sb_stop(st, SB_STOP_READ_FAULT);
+      caller_fp = rec[0];
+      ret = rec[1];
+    } else {
+      if (sb_read_u64(st, slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
       /* A frame-pointer walk would have lost this caller. */
       sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
       sb_crossed(st, SB_CROSS_LEAF);
@@ -666,9 +698,9 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
    * that the frame chain makes by itself): the two stacks' addresses are not comparable. */
   if ((fp & 7) != 0 || (!st->w->switch_pending && st->w->prev_fp != 0 && fp <= st->w->prev_fp))
     return sb_stop(st, SB_STOP_BAD_FP);
-  sb_u64 saved_fp = 0, ret = 0;
-  if (sb_read_u64(st, fp, &saved_fp) || sb_read_u64(st, fp + 8, &ret))
-    return sb_stop(st, SB_STOP_READ_FAULT);
+  sb_u64 rec[2] = {0, 0}; /* the frame record: saved frame pointer, return address */
+  if (sb_read_record(st, fp, rec)) return sb_stop(st, SB_STOP_READ_FAULT);
+  sb_u64 saved_fp = rec[0], ret = rec[1];
   if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
   /* Across a stack switch, addresses on the two stacks are not comparable. */
   st->w->prev_fp = st->w->switch_pending ? 0 : fp;
@@ -818,10 +850,9 @@ SB_INLINE int sb_try_g(struct sb_unwind_state *st, sb_u64 g) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 m = 0, g0 = 0, curg = 0, gsignal = 0;
   if (g == 0 || sb_read_u64(st, g + o->g_m, &m) || m == 0) return -1;
-  if (sb_read_u64(st, m + o->m_g0, &g0) || sb_read_u64(st, m + o->m_curg, &curg) ||
-      sb_read_u64(st, m + o->m_gsignal, &gsignal))
-    return -1;
-  if (g != g0 && g != curg && g != gsignal) return -1;
+  if (sb_read_u64(st, m + o->m_g0, &g0) || sb_read_u64(st, m + o->m_curg, &curg)) return -1;
+  /* m.gsignal only when g is neither: one read fewer per sample (no crossing needs it). */
+  if (g != g0 && g != curg && (sb_read_u64(st, m + o->m_gsignal, &gsignal) || g != gsignal)) return -1;
   st->w->g = g;
   st->w->m = m;
   st->w->g0 = g0;

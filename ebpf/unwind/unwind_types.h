@@ -141,7 +141,7 @@ struct sb_proc_info {
   sb_u64 vdso_start;    /* this process's [vdso] mapping */
   sb_u64 vdso_end;
   struct sb_go_offsets off;
-  struct sb_range ranges[SB_MAX_RANGES];
+  struct sb_range ranges[SB_MAX_RANGES]; /* ascending by start, disjoint (sb_classify searches) */
   sb_u64 iscgo_addr;    /* arm64: runtime address of the byte runtime.iscgo (SB_PI_HAS_ISCGO) */
   /* The save points a goroutine's gobuf may hold when a crossing resumes it (the saved-pc
    * rule, unwind_core.h sb_gobuf_resume). Runtime addresses; 0 when not found. */

@@ -3,6 +3,7 @@
 // and checks the frames, the stop reason and the crossing counters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -168,6 +169,9 @@ class UnwindCoreTest : public ::testing::Test {
     mem_.Put64(fp + 8, ret);
   }
   HostUnwindResult Run(uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lr = 0, uint64_t g_reg = 0) {
+    // sb_classify needs the ranges ascending by start, as MakeProcInfo leaves them.
+    std::sort(info_.ranges, info_.ranges + info_.nranges,
+              [](const sb_range& a, const sb_range& b) { return a.start < b.start; });
     HostUnwindInput in;
     in.info = &info_;
     in.deltas = &deltas_;

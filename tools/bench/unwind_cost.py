@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""What switchback's unwinder costs against a plain frame-pointer walk of the same samples.
+
+`switchback record --compare-fp-walk` makes the BPF program walk every sample twice: with the
+unwinder (pcsp for the leaf, g/m/g0 loads, switch crossings) and with a plain frame-pointer walk
+(fp_walk_baseline.h: what perf and the kernel do), before or after each other on alternate
+samples, and reports both times and frame counts in --stats (bpf.unwind_ns / unwind_frames,
+bpf.fp_walk_ns / fp_walk_frames). Both are measured on the same samples in the same run, so the
+ratios hold on a busy machine even where absolute times do not.
+
+For each Go version, `demo -mode=depth -depth=N` (N frames of main.depthRecurse above a
+spinning frameless leaf, 2 workers) is recorded for each depth, and optionally the mixed
+`demo -mode=all`; rounds are interleaved (round 1 of every configuration, then round 2, ...)
+and the medians printed:
+  per frame   (unwind_ns / unwind_frames) / (fp_walk_ns / fp_walk_frames)
+  per sample  unwind_ns / fp_walk_ns
+Then the verifier's work per build (bpf.verified_insns): the shipped sampler and the
+--compare-fp-walk build.
+
+Usage: tools/bench/unwind_cost.py [BUILD_DIR]           (root; default BUILD_DIR=build)
+Environment: VERSIONS (default "1.19 1.23 1.27"; 1.21+ from tools/fetch-go.sh), DEPTHS
+  (default "16 64 128"), ROUNDS (default 3), SECONDS_PER_RUN (default 3), FREQ (default 999),
+  MAX_FRAMES (default 256: the depth-128 stack, 132 frames, stays whole), MIXED (default 1:
+  also mode=all), OUT=FILE also writes every run as JSON lines.
+About (versions x (depths + mixed) x rounds x (SECONDS_PER_RUN + 2)) seconds: 2 minutes with the
+defaults, plus the builds.
+"""
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def die(msg):
+    sys.exit(f"unwind_cost: {msg}")
+
+
+def go_for(version):
+    if version == "1.19":
+        go = shutil.which("go")
+        if not go:
+            die("no go on PATH")
+        return go
+    out = subprocess.run([os.path.join(ROOT, "tools/fetch-go.sh"), version], capture_output=True, text=True)
+    if out.returncode != 0:
+        die(f"tools/fetch-go.sh {version} failed: {out.stderr.strip()}")
+    return out.stdout.split()[-1] + "/bin/go"
+
+
+def build_demo(version, scratch):
+    dst = os.path.join(scratch, f"go{version}", "demo")
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="", CGO_ENABLED="0")
+    subprocess.run([go_for(version), "build", "-o", dst, "."], cwd=os.path.join(ROOT, "testdata/workloads/demo"),
+                   env=env, check=True)
+    return dst
+
+
+def record(switchback, demo, args, secs, freq, max_frames, compare, scratch, name):
+    """Runs demo with args, records it, returns the stats JSON."""
+    wl = subprocess.Popen([demo, "-duration=0", "-workers=2"] + args, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)  # the goroutines are at their depth
+        stats = os.path.join(scratch, name + ".json")
+        cmd = [switchback, "record", "-p", str(wl.pid), "-d", str(secs), "-F", str(freq), "-q",
+               "--max-frames", str(max_frames), "-o", os.path.join(scratch, name + ".pb.gz"), "--stats", stats]
+        if compare:
+            cmd.append("--compare-fp-walk")
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            die(f"{' '.join(cmd)} failed: {r.stderr.strip()}")
+        with open(stats) as f:
+            return json.load(f)
+    finally:
+        wl.send_signal(signal.SIGTERM)
+        try:
+            wl.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            wl.kill()
+            wl.wait()
+
+
+def ratios(bpf):
+    un, uf, fn, ff = bpf["unwind_ns"], bpf["unwind_frames"], bpf.get("fp_walk_ns", 0), bpf.get("fp_walk_frames", 0)
+    if not (un and uf and fn and ff and bpf["unwound"]):
+        return None
+    n = bpf["unwound"]
+    return {"per_frame": (un / uf) / (fn / ff), "per_sample": un / fn, "unwind_ns_frame": un / uf,
+            "fp_ns_frame": fn / ff, "unwind_ns_sample": un / n, "fp_ns_sample": fn / n,
+            "frames": uf / n, "fp_frames": ff / n}
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    switchback = os.environ.get("SWITCHBACK", os.path.join(build, "tools/switchback"))
+    if os.geteuid() != 0:
+        die("needs root (BPF)")
+    if not os.access(switchback, os.X_OK):
+        die(f"no switchback at {switchback} (ninja -C {build} switchback)")
+    versions = os.environ.get("VERSIONS", "1.19 1.23 1.27").split()
+    depths = [int(d) for d in os.environ.get("DEPTHS", "16 64 128").split()]
+    rounds = int(os.environ.get("ROUNDS", "3"))
+    secs = int(os.environ.get("SECONDS_PER_RUN", "3"))
+    freq = int(os.environ.get("FREQ", "999"))
+    max_frames = int(os.environ.get("MAX_FRAMES", "256"))
+    mixed = os.environ.get("MIXED", "1") == "1"
+    out = open(os.environ["OUT"], "a") if os.environ.get("OUT") else None
+
+    scratch = tempfile.mkdtemp(prefix="sb-unwind-cost.")
+    try:
+        demos = {v: build_demo(v, scratch) for v in versions}
+        configs = [(v, f"depth {d}", ["-mode=depth", f"-depth={d}"]) for v in versions for d in depths]
+        if mixed:
+            configs += [(v, "mixed (all)", ["-mode=all"]) for v in versions]
+        results = {(v, label): [] for v, label, _ in configs}
+        verified = {}
+        for rnd in range(rounds):
+            for v, label, args in configs:
+                name = f"go{v}-{label.replace(' ', '_').replace('(', '').replace(')', '')}-r{rnd}"
+                s = record(switchback, demos[v], args, secs, freq, max_frames, True, scratch, name)
+                verified["--compare-fp-walk"] = s["bpf"]["verified_insns"]
+                r = ratios(s["bpf"])
+                if r is None:
+                    print(f"unwind_cost: {name}: no samples timed", file=sys.stderr)
+                    continue
+                r["whole"] = s["ended_at_root"] / s["samples"] if s["samples"] else 0
+                results[(v, label)].append(r)
+                if out:
+                    out.write(json.dumps({"go": v, "config": label, "round": rnd, **r, "bpf": s["bpf"]}) + "\n")
+        s = record(switchback, demos[versions[0]], ["-mode=depth", "-depth=16"], 1, freq, max_frames, False, scratch,
+                   "shipped")
+        verified["shipped"] = s["bpf"]["verified_insns"]
+
+        med = lambda rs, k: statistics.median(r[k] for r in rs)
+        print(f"Unwinder against a plain frame-pointer walk of the same samples (medians of {rounds} interleaved "
+              f"rounds, {secs} s at {freq} Hz each, --max-frames {max_frames}):\n")
+        print("| Go | workload | frames/sample (unwinder / fp walk) | ns per frame (unwinder / fp walk) | "
+              "per frame | per sample | whole stacks |")
+        print("|---|---|---|---|---|---|---|")
+        for v, label, _ in configs:
+            rs = results[(v, label)]
+            if not rs:
+                print(f"| {v} | {label} | - | - | - | - | - |")
+                continue
+            print(f"| {v} | {label} | {med(rs, 'frames'):.1f} / {med(rs, 'fp_frames'):.1f} | "
+                  f"{med(rs, 'unwind_ns_frame'):.0f} / {med(rs, 'fp_ns_frame'):.0f} | "
+                  f"{med(rs, 'per_frame'):.2f}x | {med(rs, 'per_sample'):.2f}x | {100 * med(rs, 'whole'):.1f}% |")
+        allr = [r for rs in results.values() for r in rs]
+        if allr:
+            print(f"\nOver all recordings: per frame {med(allr, 'per_frame'):.2f}x, per sample "
+                  f"{med(allr, 'per_sample'):.2f}x (median of {len(allr)})")
+        print(f"\nVerifier (bpf.verified_insns): shipped {verified.get('shipped')}, "
+              f"--compare-fp-walk {verified.get('--compare-fp-walk')}")
+    finally:
+        if os.environ.get("KEEP") == "1":
+            print(f"scratch kept in {scratch}", file=sys.stderr)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
