@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ebpf/unwind/delta_index.h"
 #include "unwinder/asm_offsets.h"
 #include "unwinder/call_sites.h"
 #include "unwinder/dwarf_offsets.h"
@@ -320,6 +321,7 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
   }
   pi.delta_first = delta_first;
   pi.delta_count = static_cast<uint32_t>(facts.sp_deltas.size());
+  unwind::FillDeltaIndex(&pi, facts.sp_deltas, facts.text_end - facts.text_start);
   pi.go_minor = static_cast<uint32_t>(facts.go_minor);
   pi.off = facts.offsets;
   for (const auto& r : facts.ranges) {

@@ -178,7 +178,21 @@ SB_INLINE int sb_lookup_sp_delta(struct sb_unwind_state *st, sb_u64 pc, sb_s32 *
   const struct sb_proc_info *pi = st->pi;
   if (pi->delta_count == 0 || !sb_in_go_text(pi, pc)) return -1;
   sb_u32 off = (sb_u32)(pc - pi->text_start);
-  long idx = sb_find_delta_run(st->w->env, pi->delta_first, pi->delta_count, off);
+  sb_u32 first = 0, count = pi->delta_count;
+  sb_u32 shift = pi->delta_page_shift;
+  if (shift > 0 && shift < 32) {
+    /* Only pc's text page: its runs, and the run before them (it covers the page's start). */
+    sb_u32 page = off >> shift;
+    if (page < SB_DELTA_PAGES) {
+      sb_u32 lo = pi->delta_page[page], hi = pi->delta_page[page + 1];
+      if (lo > 0) lo--;
+      if (lo < hi && hi <= count) {
+        first = lo;
+        count = hi - lo;
+      }
+    }
+  }
+  long idx = sb_find_delta_run(st->w->env, pi->delta_first + first, count, off);
   struct sb_sp_delta e;
   if (idx < 0 || sb_delta_entry(SB_ENV(st), (sb_u32)idx, &e) != 0) return -1;
   if (e.pc_off > off || e.delta < 0) return -1;

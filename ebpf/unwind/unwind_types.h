@@ -29,6 +29,8 @@ typedef __s64 sb_s64;
 #define SB_MAX_RANGES 32
 /* Return sites of calls to runtime.mcall per binary (runtime's ~16 plus inlined Gosched calls). */
 #define SB_MAX_MCALL_SITES 64
+/* Pages of the pcsp index (sb_proc_info.delta_page), a power of two. */
+#define SB_DELTA_PAGES 256
 #define SB_COMM_LEN 16
 
 enum sb_arch {
@@ -154,6 +156,11 @@ struct sb_proc_info {
   /* mcall saves its own return address: the return sites of every call to runtime.mcall,
    * ascending, as offsets from text_start. */
   sb_u32 mcall_sites[SB_MAX_MCALL_SITES];
+  /* pcsp page index (delta_index.h): the runs starting in text page k (pages of
+   * 1 << delta_page_shift bytes from text_start) are [delta_page[k], delta_page[k + 1]) from
+   * delta_first, so a lookup searches one page instead of the whole binary. 0: no index. */
+  sb_u32 delta_page_shift;
+  sb_u32 delta_page[SB_DELTA_PAGES + 1];
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the

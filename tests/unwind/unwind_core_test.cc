@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "ebpf/unwind/delta_index.h"
 #include "ebpf/unwind/host_unwind.h"
 
 namespace sb::unwind {
@@ -172,6 +173,9 @@ class UnwindCoreTest : public ::testing::Test {
     // sb_classify needs the ranges ascending by start, as MakeProcInfo leaves them.
     std::sort(info_.ranges, info_.ranges + info_.nranges,
               [](const sb_range& a, const sb_range& b) { return a.start < b.start; });
+    // and the pcsp page index, as MakeProcInfo builds it (off: the whole-table search).
+    if (use_delta_index_) FillDeltaIndex(&info_, deltas_, kTextEnd - kText);
+    else info_.delta_page_shift = 0;
     HostUnwindInput in;
     in.info = &info_;
     in.deltas = &deltas_;
@@ -188,6 +192,7 @@ class UnwindCoreTest : public ::testing::Test {
 
   sb_proc_info info_{};
   std::vector<sb_sp_delta> deltas_;
+  bool use_delta_index_ = true;
   FakeMemory mem_;
   std::set<uint64_t> faults_;
   sb_counters counters_{};
@@ -223,6 +228,29 @@ TEST_F(UnwindCoreTest, FramelessLeafKeepsItsCaller) {
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kLeaf + 4, kMainF + 0x60, kGoexit + 1}));
   EXPECT_EQ(counters_.crossing[SB_CROSS_LEAF][SB_CNT_CROSSED], 1u);
   EXPECT_TRUE(r.sample.crossed & (1u << SB_CROSS_LEAF));
+}
+
+// The pcsp page index (one text page's runs searched instead of all) finds exactly what the
+// whole-table search finds: a sample at every pc of the text, with and without it.
+TEST_F(UnwindCoreTest, PcspPageIndexAgreesWithTheWholeSearchAtEveryPc) {
+  SetCurrentG(kG);
+  uint64_t caller_fp = kGStackHi - 0x100;
+  uint64_t sp = caller_fp - 0x28;
+  for (uint64_t a = sp; a < kGStackHi; a += 8) mem_.Put64(a, kMainF + 0x60);
+  Frame(caller_fp, 0, kGoexit + 1);
+  FillDeltaIndex(&info_, deltas_, kTextEnd - kText);
+  EXPECT_EQ(info_.delta_page_shift, 4u);  // 4 KiB of text in 256 pages of 16 bytes
+  int with_frames = 0;
+  for (uint64_t pc = kText; pc < kTextEnd; pc++) {
+    use_delta_index_ = true;
+    auto indexed = Run(pc, sp, caller_fp);
+    use_delta_index_ = false;
+    auto whole = Run(pc, sp, caller_fp);
+    ASSERT_EQ(Frames(indexed), Frames(whole)) << std::hex << pc;
+    ASSERT_EQ(indexed.sample.stop_reason, whole.sample.stop_reason) << std::hex << pc;
+    with_frames += indexed.sample.nframes > 1;
+  }
+  EXPECT_GT(with_frames, 1000);  // the walks went somewhere
 }
 
 // Sampled in main.f's prologue right after PUSHQ BP (delta 8, BP not yet moved).

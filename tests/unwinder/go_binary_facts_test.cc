@@ -158,6 +158,18 @@ TEST(GoBinaryFacts, ProcInfoAppliesTheBias) {
   for (const auto& r : f->ranges) lowest = std::min(lowest, r.start);
   EXPECT_EQ(pi.ranges[0].start, lowest + 0x555555554000);
   for (uint32_t i = 1; i < pi.nranges; i++) EXPECT_LE(pi.ranges[i - 1].end, pi.ranges[i].start) << i;
+  // The pcsp page index covers the text: page k's runs start in page k.
+  ASSERT_GT(pi.delta_page_shift, 0u);
+  EXPECT_LT((f->text_end - f->text_start - 1) >> pi.delta_page_shift, uint64_t{SB_DELTA_PAGES});
+  EXPECT_EQ(pi.delta_page[0], 0u);
+  EXPECT_EQ(pi.delta_page[SB_DELTA_PAGES], f->sp_deltas.size());
+  for (uint32_t k = 0; k < SB_DELTA_PAGES; k++) {
+    uint64_t lo = uint64_t{k} << pi.delta_page_shift, hi = uint64_t{k + 1} << pi.delta_page_shift;
+    for (uint32_t i = pi.delta_page[k]; i < pi.delta_page[k + 1]; i++) {
+      ASSERT_GE(f->sp_deltas[i].pc_off, lo) << k;
+      ASSERT_LT(f->sp_deltas[i].pc_off, hi) << k;
+    }
+  }
 }
 
 TEST(GoBinaryFacts, NonGoBinaryIsRejectedByName) {
