@@ -229,8 +229,16 @@ SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb
 SB_INLINE int sb_sp_in_stack(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 lo = 0, hi = 0;
-  if (sb_read_u64(st, gp + o->g_stack_lo, &lo) || sb_read_u64(st, gp + o->g_stack_hi, &hi))
+  if (gp == 0) return 0;
+  if (o->g_stack_hi == o->g_stack_lo + 8) {
+    /* g.stack is {lo, hi} in every release: one read. */
+    sb_u64 b[2] = {0, 0};
+    if (sb_read(SB_ENV(st), b, sizeof(b), gp + o->g_stack_lo)) return 0;
+    lo = b[0];
+    hi = b[1];
+  } else if (sb_read_u64(st, gp + o->g_stack_lo, &lo) || sb_read_u64(st, gp + o->g_stack_hi, &hi)) {
     return 0;
+  }
   return sp >= lo && sp < hi;
 }
 
