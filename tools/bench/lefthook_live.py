@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Whole stacks on a real Go program recorded live: lefthook 2.2.2 (Go 1.27, no DWARF, no symbol
+table; tools/fetch-lefthook.sh) running a git hook, over and over, while
+`switchback record --all` samples every Go process on the host.
+
+A scratch git repository gets a lefthook.yml whose pre-commit hook runs JOBS commands in
+parallel (lefthook parses its config, asks git for the staged files, spawns and waits); the
+hook is run back to back for SECONDS. lefthook is short-lived, so the recording follows new
+processes (--all) and this script keeps only the samples of threads named lefthook (the
+`thread` label), read from the pprof with `go tool pprof -raw`. Prints the samples, the share
+that ends at a root (whole: root or goroutine_exited) and each stop reason's share.
+
+Usage: tools/bench/lefthook_live.py [BUILD_DIR]        (root; default BUILD_DIR=build)
+Environment: LEFTHOOK (default .cache/lefthook/lefthook-linux-x64), SECONDS (default 20),
+  FREQ (default 999), JOBS (default 16), KEEP=1 keeps the scratch directory.
+"""
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def die(msg):
+    sys.exit(f"lefthook_live: {msg}")
+
+
+def perf_fds(pid):
+    n = 0
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                n += "perf_event" in os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                pass
+    except OSError:
+        return -1
+    return n
+
+
+def parse_raw(text):
+    """Samples of `go tool pprof -raw`: [(count, [location ids], {label: value})], {id: function}."""
+    samples, funcs = [], {}
+    section = None
+    cur = None
+    for line in text.splitlines():
+        if line.startswith("Samples:"):
+            section = "samples"
+            continue
+        if line.startswith("Locations"):
+            section = "locations"
+            continue
+        if line.startswith("Mappings"):
+            section = None
+            continue
+        if section == "samples":
+            m = re.match(r"^\s+(\d+)\s+\d+: ([\d ]*)$", line)
+            if m:
+                cur = (int(m.group(1)), [int(x) for x in m.group(2).split()], {})
+                samples.append(cur)
+                continue
+            if cur is not None:
+                for k, v in re.findall(r"(\w+):\[([^\]]*)\]", line):
+                    cur[2][k] = v
+        elif section == "locations":
+            m = re.match(r"^\s+(\d+): ", line)
+            if not m:
+                continue  # an inlined caller's line of the location above
+            stop = re.search(r"\[stopped: [^\]]+\]", line)
+            fn = re.match(r"^\s+\d+: 0x[0-9a-f]+ M=\d+ (\S+)", line)
+            funcs[int(m.group(1))] = stop.group(0) if stop else (fn.group(1) if fn else "?")
+    return samples, funcs
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    switchback = os.environ.get("SWITCHBACK", os.path.join(build, "tools/switchback"))
+    if os.geteuid() != 0:
+        die("needs root (BPF)")
+    lefthook = os.environ.get("LEFTHOOK", os.path.join(ROOT, ".cache/lefthook/lefthook-linux-x64"))
+    if not os.access(lefthook, os.X_OK):
+        subprocess.run([os.path.join(ROOT, "tools/fetch-lefthook.sh")], check=True)
+    secs = int(os.environ.get("SECONDS", "20"))
+    freq = int(os.environ.get("FREQ", "999"))
+    jobs = int(os.environ.get("JOBS", "16"))
+    go = shutil.which("go") or die("no go on PATH (go tool pprof)")
+
+    scratch = tempfile.mkdtemp(prefix="sb-lefthook.")
+    try:
+        repo = os.path.join(scratch, "repo")
+        os.makedirs(repo)
+        subprocess.run(["git", "init", "-q", repo], check=True)
+        with open(os.path.join(repo, "lefthook.yml"), "w") as f:
+            f.write("pre-commit:\n  parallel: true\n  commands:\n")
+            for i in range(jobs):
+                f.write(f"    job{i}:\n      run: test -d .git && echo {i} >/dev/null\n")
+        for i in range(20):
+            with open(os.path.join(repo, f"file{i}.txt"), "w") as f:
+                f.write(f"{i}\n")
+        subprocess.run(["git", "-C", repo, "add", "."], check=True)
+        pprof = os.path.join(scratch, "lefthook.pb.gz")
+        rec = subprocess.Popen([switchback, "record", "--all", "-d", str(secs + 3), "-F", str(freq), "-q",
+                                "-o", pprof, "--stats", os.path.join(scratch, "stats.json")],
+                               stderr=open(os.path.join(scratch, "record.err"), "w"))
+        deadline = time.time() + 60
+        while perf_fds(rec.pid) < os.cpu_count():
+            if rec.poll() is not None or time.time() > deadline:
+                die("switchback record did not attach: " + open(os.path.join(scratch, "record.err")).read())
+            time.sleep(0.1)
+        runs, end = 0, time.time() + secs
+        env = dict(os.environ, LEFTHOOK_QUIET="meta,summary,execution")
+        while time.time() < end:
+            subprocess.run([lefthook, "run", "pre-commit"], cwd=repo, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            runs += 1
+        if rec.wait() != 0:
+            die("switchback record failed: " + open(os.path.join(scratch, "record.err")).read())
+        raw = subprocess.run([go, "tool", "pprof", "-raw", pprof], capture_output=True, text=True, check=True).stdout
+        samples, funcs = parse_raw(raw)
+        total, reasons = 0, collections.Counter()
+        for count, locs, labels in samples:
+            if not labels.get("thread", "").startswith("lefthook"):  # comm: 15 bytes of the file name
+                continue
+            total += count
+            names = [funcs.get(l, "?") for l in locs]
+            stopped = [n for n in names if n.startswith("[stopped:")]
+            reasons[stopped[0][len("[stopped: "):-1] if stopped else "whole"] += count
+        print(f"lefthook {os.path.basename(lefthook)}: {runs} hook runs ({jobs} parallel commands each) in {secs} s, "
+              f"recorded at {freq} Hz with record --all")
+        if total == 0:
+            die("no lefthook samples")
+        print(f"samples of lefthook threads: {total}")
+        print(f"whole (root or goroutine_exited): {reasons['whole']} ({100 * reasons['whole'] / total:.2f}%)")
+        for r, n in reasons.most_common():
+            if r != "whole":
+                print(f"  [stopped: {r}] {n} ({100 * n / total:.2f}%)")
+    finally:
+        if os.environ.get("KEEP") == "1":
+            print(f"scratch kept in {scratch}", file=sys.stderr)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
