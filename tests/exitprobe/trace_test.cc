@@ -158,6 +158,9 @@ struct Mode {
   const char* binary = "traced";  // in SB_WORKLOAD_DIR
 };
 
+// ctest names the test by its mode, not by the struct's bytes.
+void PrintTo(const Mode& m, std::ostream* os) { *os << m.name; }
+
 class ExactCounts : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
