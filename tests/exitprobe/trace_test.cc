@@ -213,6 +213,20 @@ TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
     // main.deep), or are longer than the unwinder's 128 frames (main.deep recurses 200 levels).
     for (const auto& [reason, n] : st["stop_reasons"].items())
       EXPECT_TRUE(reason == "root" || reason == "max_frames") << reason << ": " << n << " " << st.dump();
+    // Symbolized in the process's own address space (a PIE build is loaded elsewhere in each
+    // process): every path starts at its traced function, and every frame has a function
+    // name (an unsymbolized one is "0x..." or "FILE+0x...").
+    EXPECT_EQ(st["processes"].get<int64_t>(), 1) << st.dump();
+    for (const auto& p : r.report["paths"]) {
+      ASSERT_GE(p["frames"].size(), 2u) << p.dump();
+      EXPECT_EQ(p["frames"][0], p["function"]) << p.dump();
+      for (const auto& f : p["frames"]) {
+        std::string name = f.get<std::string>();
+        EXPECT_TRUE(name.rfind("main.", 0) == 0 || name.rfind("runtime.", 0) == 0 ||
+                    name == "[stopped: max_frames]")
+            << p.dump();
+      }
+    }
   }
   // main.deep grew its stack while traced: the entry ran again after morestack (a restart,
   // not a new call) — proof that the run exercised stack copies under the probes.
@@ -228,7 +242,8 @@ INSTANTIATE_TEST_SUITE_P(Placements, ExactCounts,
                          ::testing::Values(Mode{"auto_multi", "--entry auto"}, Mode{"first_multi", "--entry first"},
                                            Mode{"auto_perf_event", "--entry auto --perf-event"},
                                            Mode{"auto_multi_pie", "--entry auto", "traced-pie"},
-                                           Mode{"auto_multi_stacks", "--entry auto --stacks"}),
+                                           Mode{"auto_multi_stacks", "--entry auto --stacks"},
+                                           Mode{"auto_multi_pie_stacks", "--entry auto --stacks", "traced-pie"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // trace --stacks: main.shared is called from two paths with known delays (fast 2 ms through
