@@ -293,6 +293,52 @@ TEST(TraceStacks, TwoPathsInTheRatioTheWorkloadSets) {
     EXPECT_NE(raw.out.find(type), std::string::npos) << type << "\n" << raw.out;
 }
 
+// trace --stacks --binary of a PIE executable: every process running it is loaded at its own
+// address (ASLR), all of them started after trace attached, two at once and one after those
+// ended. Each process's runtime facts are made in BPF from the load bias its first exit
+// proves, so every exit of every process comes with its whole, symbolized call path.
+TEST(TraceStacks, EveryProcessOfAPieBinary) {
+  if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string dir = OutDir();
+  std::string workload = std::string(SB_WORKLOAD_DIR) + "/traced-pie";
+  std::string json = dir + "/trace.json";
+  Child tracer = Child::Start(kSwitchback + " trace --binary " + Quote(workload) + " --func '^main\\.shared$' --stacks --json " +
+                                  Quote(json),
+                              dir + "/trace.out", dir + "/trace.err");
+  ASSERT_TRUE(tracer.WaitForText("switchback: tracing", std::chrono::seconds(60))) << Slurp(tracer.err);
+  auto run = [&](int i) {
+    return Child::Start(Quote(workload) + " -paths 20 -fast 1ms -slow 2ms", dir + "/w" + std::to_string(i) + ".out",
+                        dir + "/w" + std::to_string(i) + ".err");
+  };
+  Child a = run(0), b = run(1);
+  EXPECT_EQ(a.Wait(std::chrono::seconds(120)), 0) << Slurp(a.err);
+  EXPECT_EQ(b.Wait(std::chrono::seconds(120)), 0) << Slurp(b.err);
+  Child c = run(2);
+  EXPECT_EQ(c.Wait(std::chrono::seconds(120)), 0) << Slurp(c.err);
+  kill(tracer.pid, SIGINT);
+  ASSERT_EQ(tracer.Wait(std::chrono::seconds(60)), 0) << Slurp(tracer.err) << Slurp(tracer.out);
+  nlohmann::json r = nlohmann::json::parse(Slurp(json));
+  EXPECT_EQ(r["functions"]["main.shared"]["exits"].get<int64_t>(), 3 * 40);
+  const auto& st = r["stacks"];
+  EXPECT_EQ(st["sent"].get<int64_t>(), 3 * 40) << st.dump();
+  EXPECT_EQ(st["received"].get<int64_t>(), 3 * 40) << st.dump();
+  EXPECT_EQ(st["no_process_facts"].get<int64_t>(), 0) << st.dump();
+  EXPECT_EQ(st["processes"].get<int64_t>(), 3) << st.dump();
+  for (const auto& [reason, n] : st["stop_reasons"].items()) EXPECT_EQ(reason, "root") << st.dump();
+  // Per process: both callers, 20 calls each, named.
+  std::map<std::pair<int64_t, std::string>, int64_t> calls;
+  for (const auto& p : r["paths"]) {
+    ASSERT_GE(p["frames"].size(), 2u) << p.dump();
+    EXPECT_EQ(p["frames"][0], "main.shared") << p.dump();
+    calls[{p["pid"].get<int64_t>(), p["frames"][1].get<std::string>()}] += p["calls"].get<int64_t>();
+  }
+  for (pid_t pid : {a.pid, b.pid, c.pid}) {
+    EXPECT_EQ((calls[{pid, "main.fastCaller"}]), 20) << pid << " " << r["paths"].dump(1);
+    EXPECT_EQ((calls[{pid, "main.slowCaller"}]), 20) << pid;
+  }
+  EXPECT_EQ(calls.size(), 6u) << r["paths"].dump(1);
+}
+
 TEST(TraceStacks, SlowerThanKeepsOnlyTheSlowPath) {
   if (auto why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
   std::string dir = OutDir();
