@@ -24,6 +24,7 @@
 #include "unwind/bpf_env.bpf.h"
 #include "unwind/unwind_core.h"
 #include "unwind/goroutine_labels.h"
+#include "unwind/sample_init.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -375,20 +376,7 @@ static __always_inline int send_stack(struct pt_regs *ctx) {
   x->ns = ns;
   x->bias = bias;
   struct sb_sample *s = &x->s;
-  s->pid = tgid;
-  s->tid = (__u32)bpf_get_current_pid_tgid();
-  s->time_ns = now;
-  s->goid = 0;
-  s->goid_g = 0;
-  s->labels.status = SB_LABELS_OFF;
-  s->labels.count = 0;
-  s->labels.total = 0;
-  s->nframes = 0;
-  s->stop_reason = SB_STOP_NONE;
-  s->flags = 0;
-  s->crossed = 0;
-  for (int i = 0; i < SB_MAX_FRAMES / 64; i++) s->exact[i] = 0; /* the scratch is reused */
-  bpf_get_current_comm(s->comm, sizeof(s->comm));
+  sb_sample_init(s, tgid, (__u32)bpf_get_current_pid_tgid(), now);
   r->pc = PT_REGS_IP(ctx);
   r->sp = PT_REGS_SP(ctx);
   r->fp = PT_REGS_FP(ctx);

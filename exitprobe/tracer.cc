@@ -298,6 +298,20 @@ sb_counters Tracer::ReadUnwindCounters() const {
   return total;
 }
 
+std::vector<std::pair<std::string, uint32_t>> Tracer::VerifiedInsns() const {
+  std::vector<std::pair<std::string, uint32_t>> out;
+  bpf_program* progs[] = {skel_->progs.xp_site_multi, skel_->progs.xp_site, skel_->progs.xp_stack_multi,
+                          skel_->progs.xp_stack};
+  for (bpf_program* p : progs) {
+    int fd = bpf_program__fd(p);
+    if (fd < 0) continue;  // not loaded
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) out.push_back({bpf_program__name(p), info.verified_insns});
+  }
+  return out;
+}
+
 size_t Tracer::ForgetProcesses(const std::function<bool(uint32_t)>& gone) {
   if (!skel_ || !opts_.stacks) return 0;
   int fd = bpf_map__fd(skel_->maps.proc_info);

@@ -86,6 +86,9 @@ class Tracer {
   // --stacks: deletes the process-facts entries of the tgids for which gone() is true (they
   // exited); the entries the options gave are kept. Returns how many went.
   size_t ForgetProcesses(const std::function<bool(uint32_t)>& gone);
+  // The verifier's work (instructions processed, limit 1M) per loaded program: the probe and,
+  // with --stacks, the unwinding program.
+  std::vector<std::pair<std::string, uint32_t>> VerifiedInsns() const;
 
   // For the benchmark: a program that does nothing, to measure the bare cost of a trap.
   bpf_program* noop_program() const;

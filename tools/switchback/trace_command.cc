@@ -254,6 +254,7 @@ int RunTrace(const TraceArgs& a) {
 
   exitprobe::CallPathReport cp;
   nlohmann::json json = exitprobe::ReportJson(report);
+  for (const auto& [name, insns] : (*tracer)->VerifiedInsns()) json["bpf"]["verified_insns"][name] = insns;
   if (a.stacks) {
     std::vector<std::string> names;
     for (const auto& f : plan->funcs) names.push_back(f.name);
