@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -337,6 +338,12 @@ TEST(TraceStacks, EveryProcessOfAPieBinary) {
     EXPECT_EQ((calls[{pid, "main.slowCaller"}]), 20) << pid;
   }
   EXPECT_EQ(calls.size(), 6u) << r["paths"].dump(1);
+  // Each process was loaded at its own address (the log names each one's bias).
+  std::set<std::string> biases;
+  std::string err = Slurp(tracer.err);
+  for (size_t at = err.find("load bias 0x"); at != std::string::npos; at = err.find("load bias 0x", at + 1))
+    biases.insert(err.substr(at, err.find(')', at) - at));
+  EXPECT_EQ(biases.size(), 3u) << err;
 }
 
 TEST(TraceStacks, SlowerThanKeepsOnlyTheSlowPath) {

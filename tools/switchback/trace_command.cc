@@ -188,9 +188,15 @@ int RunTrace(const TraceArgs& a) {
   exitprobe::Tracer::StackFn on_stack = [&](const sb_xp_stack& ev) {
     // Symbolization needs the process's maps: read them while it runs. One that has exited
     // already is placed by the load bias its path carries (its executable's segments).
-    if (seen_pids.insert(ev.s.pid).second && !tracker.Find(ev.s.pid) && !tracker.Track(ev.s.pid, true).ok()) {
-      tracker.Adopt(exitprobe::ProcessFromLoadBias(ev.s.pid, path, *bin, stack_facts, ev.bias));
-      adopted++;
+    if (seen_pids.insert(ev.s.pid).second) {
+      bool gone = !tracker.Find(ev.s.pid) && !tracker.Track(ev.s.pid, true).ok();
+      if (gone) {
+        tracker.Adopt(exitprobe::ProcessFromLoadBias(ev.s.pid, path, *bin, stack_facts, ev.bias));
+        adopted++;
+      }
+      if (!a.quiet && !a.pid)
+        fprintf(stderr, "%sswitchback: call paths of process %u (%s, load bias 0x%llx)\n", tty ? "\r\033[K" : "", ev.s.pid,
+                gone ? "exited already" : "running", static_cast<unsigned long long>(ev.bias));
     }
     paths.Add(ev);
   };
