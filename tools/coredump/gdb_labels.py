@@ -8,15 +8,6 @@
 import gdb
 
 
-def ival(v):
-    t = v.type.strip_typedefs()
-    if t.code == gdb.TYPE_CODE_STRUCT:
-        for f in t.fields():
-            if f.name == "value":
-                return ival(v["value"])
-    return int(v)
-
-
 def gostr(v):
     n = int(v["len"])
     return bytes(gdb.selected_inferior().read_memory(int(v["str"]), n)).decode(errors="replace") if n else ""
@@ -34,22 +25,22 @@ def labels(g):
 
 G = gdb.lookup_type("runtime.g").pointer()
 M = gdb.lookup_type("runtime.m").pointer()
-m = ival(gdb.parse_and_eval("'runtime.allm'"))
+m = int(gdb.parse_and_eval("'runtime.allm'"))
 while m:
     mv = gdb.Value(m).cast(M).dereference()
-    curg = ival(mv["curg"])
+    curg = int(mv["curg"])
     how = "goroutine"
     if not curg:
-        g0 = gdb.Value(ival(mv["g0"])).cast(G).dereference()
-        sp = ival(g0["sched"]["sp"])
+        g0 = gdb.Value(int(mv["g0"])).cast(G).dereference()
+        sp = int(g0["sched"]["sp"])
         try:
             curg = int.from_bytes(bytes(gdb.selected_inferior().read_memory(sp - 8, 8)), "little") if sp else 0
-            if curg and ival(gdb.Value(curg).cast(G).dereference()["m"]) != 0:
+            if curg and int(gdb.Value(curg).cast(G).dereference()["m"]) != 0:
                 curg = 0  # running elsewhere: not this M's
         except gdb.MemoryError:
             curg = 0
         how = "g0-slot goroutine"
     if curg:
         g = gdb.Value(curg).cast(G).dereference()
-        print("lwp %d %s %d labels [%s]" % (ival(mv["procid"]), how, ival(g["goid"]), ", ".join(sorted(labels(g)))))
-    m = ival(mv["alllink"])
+        print("lwp %d %s %d labels [%s]" % (int(mv["procid"]), how, int(g["goid"]), ", ".join(sorted(labels(g)))))
+    m = int(mv["alllink"])
