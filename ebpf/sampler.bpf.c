@@ -11,6 +11,7 @@
 #include "unwind/user_regs.bpf.h"
 #include "unwind/unwind_core.h"
 #include "unwind/goroutine_labels.h"
+#include "unwind/sample_init.bpf.h"
 #include "unwind/fp_walk_baseline.h"
 #include "sampler.h"
 
@@ -92,20 +93,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
 
   struct sb_sample *s = bpf_map_lookup_elem(&scratch, &zero);
   if (!s) return 0;
-  s->pid = tgid;
-  s->tid = (__u32)id;
-  s->time_ns = bpf_ktime_get_ns();
-  s->goid = 0;
-  s->goid_g = 0;
-  s->labels.status = SB_LABELS_OFF;
-  s->labels.count = 0;
-  s->labels.total = 0;
-  s->nframes = 0;
-  s->stop_reason = SB_STOP_NONE;
-  s->flags = 0;
-  s->crossed = 0;
-  for (int i = 0; i < SB_MAX_FRAMES / 64; i++) s->exact[i] = 0;
-  bpf_get_current_comm(s->comm, sizeof(s->comm));
+  sb_sample_init(s, tgid, (__u32)id, bpf_ktime_get_ns());
 
   /* The user registers, also when the sample interrupted the kernel (syscall, fault). */
   struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
