@@ -111,8 +111,15 @@ TEST_F(AgentEndpointTest, PprofPrometheusAndPushOnTheRealAgent) {
     EXPECT_NE(r.name.find("pid=" + std::to_string(demo.pid())), std::string::npos) << r.name;
     EXPECT_EQ(r.tenant, "team-a");
     EXPECT_EQ(r.authorization, "Bearer t0ken");
+    EXPECT_EQ(r.content_type, "application/octet-stream");
   }
   EXPECT_LT(got[0].from, got[1].from);
+  // The pushed body is a profile go tool pprof reads, with the workload's functions.
+  ASSERT_TRUE(WriteFileAtomic((dir_ / "pushed.pb.gz").string(), got[1].body).ok());
+  auto pushed = test::RunCommand("env HOME=" + test::Quote((dir_ / "home").string()) + " timeout 120 go tool pprof -top " +
+                                 test::Quote((dir_ / "pushed.pb.gz").string()));
+  ASSERT_EQ(pushed.status, 0) << pushed.out;
+  EXPECT_NE(pushed.out.find("main.spin"), std::string::npos) << pushed.out;
   agent.Signal(SIGTERM);
   RunResult done = agent.Wait(seconds(60));
   EXPECT_TRUE(done.exited_ok()) << Describe(done);
