@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/file_util.h"
+#include "profile/pprof_reader.h"
 #include "tests/common/shell_util.h"
 #include "tests/integration/cli_runner.h"
 #include "tests/serve/ingest_receiver.h"
@@ -83,6 +84,19 @@ TEST_F(AgentEndpointTest, PprofPrometheusAndPushOnTheRealAgent) {
   ASSERT_EQ(pprof.status, 0) << pprof.out;
   EXPECT_NE(pprof.out.find("main.spin"), std::string::npos) << pprof.out;
   EXPECT_NE(pprof.out.find("Duration: 3"), std::string::npos) << pprof.out;
+
+  // exe=REGEX: every followed process of the binary, here the one demo, through the same sampler.
+  auto by_exe = test::RunCommand("curl -sS -o " + test::Quote((dir_ / "exe.pb.gz").string()) + " -w '%{http_code}' " +
+                                 test::Quote(base + "/debug/pprof/profile?exe=%2Fdemo%24&seconds=1"), false);
+  EXPECT_EQ(by_exe.out, "200");
+  auto exe_profile = profile::ReadPprofGz(Slurp(dir_ / "exe.pb.gz"));
+  ASSERT_TRUE(exe_profile.ok()) << exe_profile.error();
+  int64_t demo_samples = 0;
+  for (const auto& smp : exe_profile->samples) {
+    auto it = smp.num_labels.find("pid");
+    if (it != smp.num_labels.end() && it->second == demo.pid()) demo_samples += smp.count;
+  }
+  EXPECT_GT(demo_samples, 0);
 
   auto index = test::RunCommand("curl -sS " + test::Quote(base + "/debug/pprof/?format=json"), false);
   auto j = nlohmann::json::parse(index.out, nullptr, false);
@@ -199,7 +213,9 @@ TEST_F(AgentEndpointTest, OutageAndRestartDeliverEveryWindowOnceInOrder) {
     EXPECT_TRUE(bodies.insert(got[i].body).second) << "window " << i << " sent twice";
     ASSERT_TRUE(std::regex_search(got[i].name, m, pid_label)) << got[i].name;
     auto [it, first] = last_from.emplace(m[1].str(), got[i].from);
-    if (!first) EXPECT_LE(it->second, got[i].from) << "window " << i << " of pid " << it->first << " out of order";
+    if (!first) {
+      EXPECT_LE(it->second, got[i].from) << "window " << i << " of pid " << it->first << " out of order";
+    }
     it->second = got[i].from;
   }
   EXPECT_EQ(last_from.count(std::to_string(demo.pid())), 1u);
