@@ -154,6 +154,17 @@ struct sb_proc_info {
   /* mcall saves its own return address: the return sites of every call to runtime.mcall,
    * ascending, as offsets from text_start. */
   sb_u32 mcall_sites[SB_MAX_MCALL_SITES];
+  /* newstack's copy of m.morebuf (issue 13 item 2): where DWARF's location list puts
+   * runtime.newstack's local `morebuf` (a runtime.gobuf: f's caller's pc and sp, and g) at a
+   * fixed offset from newstack's CFA, for return addresses in [newstack_lo, newstack_hi)
+   * (offsets from text_start). After newstack preempted the goroutine (gopreempt_m -> dropg ->
+   * schedule) it is the one record left on this M of which goroutine grew its stack here.
+   * newstack_hi 0: not proven (no DWARF), the goroutine is not recovered. */
+  sb_u32 newstack_lo;
+  sb_u32 newstack_hi;
+  sb_s32 morebuf_cfa_off;    /* morebuf is at newstack's CFA + this */
+  sb_u16 gobuf_g;            /* offset of gobuf.g (from the same DWARF) */
+  sb_u16 pad_morebuf;
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the
