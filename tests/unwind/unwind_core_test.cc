@@ -716,7 +716,12 @@ TEST_F(NewstackMorebufTest, NoProofNoGoroutine) {
   info_.newstack_lo = static_cast<uint32_t>(kNewstack + 0x80 - kText);  // starts at it
   EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
   info_.newstack_lo = static_cast<uint32_t>(kNewstack + 0x10 - kText);
-  mem_.Put64(kG0 + 56, ns_fp_ + 32);
+  // g0.sched.sp off the walk, with a morebuf-like record where it would put morebuf.
+  mem_.Put64(kG0 + 56, ns_fp_ + 16 - 0x100);
+  uint64_t off_mb = ns_fp_ + 16 - 0x100 - 0x60;
+  mem_.Put64(off_mb + 0, sched_sp_ + 8);
+  mem_.Put64(off_mb + 8, kMainF + 0xb0);
+  mem_.Put64(off_mb + 16, kG);
   EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
   mem_.Put64(kG0 + 56, ns_fp_ + 16);
   EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_ROOT);

@@ -5,7 +5,7 @@ COREDUMP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$COREDUMP_DIR/../.." && pwd)
 CORECASES_SRC="$REPO_ROOT/testdata/corecases"
 GO=${GO:-go}
-STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale"
+STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale stale-parked"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
