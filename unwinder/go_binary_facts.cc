@@ -340,6 +340,10 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   CollectSpDeltas(*go, f.get());
   CollectSavePoints(bin, f.get());
   CollectNewstackMorebuf(bin, local_file.empty() ? path : local_file, f.get());
+  if (f->arch == sym::Arch::kAmd64) {
+    f->gogo = FindGogoWindow(bin);
+    if (!f->gogo.found) f->missing.push_back("gogo's windows (" + f->gogo.why + "): samples inside gogo may end with bad_fp");
+  }
   return std::shared_ptr<const GoBinaryFacts>(f);
 }
 
@@ -378,6 +382,13 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     if (pi.nmcall_sites >= SB_MAX_MCALL_SITES) break;
     if (site < facts.text_start || site - facts.text_start > UINT32_MAX) continue;
     pi.mcall_sites[pi.nmcall_sites++] = static_cast<uint32_t>(site - facts.text_start);
+  }
+  if (facts.gogo.found) {
+    pi.gogo_g0_lo = facts.gogo.g0_lo + bias;
+    pi.gogo_g0_hi = facts.gogo.g0_hi + bias;
+    pi.gogo_gp_lo = facts.gogo.gp_lo + bias;
+    pi.gogo_gp_hi = facts.gogo.gp_hi + bias;
+    pi.gogo_bp_loaded = facts.gogo.bp_loaded + bias;
   }
   if (facts.newstack_morebuf_hi > facts.newstack_morebuf_lo && facts.newstack_morebuf_lo > facts.text_start &&
       facts.newstack_morebuf_hi - facts.text_start <= UINT32_MAX) {

@@ -10,6 +10,7 @@
 #include "base/result.h"
 #include "ebpf/unwind/unwind_types.h"
 #include "symbolizer/binary.h"
+#include "unwinder/gogo_window.h"
 #include "unwinder/runtime_offsets.h"
 
 namespace sb::unwinder {
@@ -73,6 +74,7 @@ struct GoBinaryFacts {
   int32_t morebuf_cfa_off = 0;
   uint16_t gobuf_g = 0;
   std::string morebuf_source;  // how it was proven, or why not
+  GogoWindow gogo;             // amd64 gogo's windows (issue 13 item 4), link-time
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start
 };

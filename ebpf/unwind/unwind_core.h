@@ -888,6 +888,46 @@ SB_INLINE int sb_tls_g_live(struct sb_unwind_state *st) {
   return iscgo == 1;
 }
 
+/* amd64 runtime.gogo resuming m.curg (execute, newstack and recovery all call gogo(&gp.sched)
+ * with gp = m.curg): it stores gp in the TLS slot first, so a sample there finds g = m.curg
+ * while the registers are not yet all gp's (unwinder/gogo_window.h decodes the windows):
+ *   SP still on g0 (before the SP load)  the thread is on g0, in gogo called by execute: walk
+ *                                        g0 (it used to end with bad_fp on the wrong stack);
+ *   SP = gp.sched.sp (up to the JMP)     gp is about to resume at gp.sched.pc (gogo clears
+ *                                        sched.sp/bp after loading them, never sched.pc): emit
+ *                                        gogo, then walk gp from sched.pc with SP, and BP from
+ *                                        gobuf.bp until gogo has loaded it. The save must be
+ *                                        mcall's or morestack's (the saved-pc rule) and SP in
+ *                                        gp's stack; any other (a new goroutine's first gogo)
+ *                                        stops with stale_goroutine after gogo. */
+SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *regs) {
+  const struct sb_proc_info *pi = st->pi;
+  const struct sb_go_offsets *o = &pi->off;
+  sb_u64 pc = regs->pc;
+  if (pc >= pi->gogo_g0_lo && pc < pi->gogo_g0_hi) {
+    st->w->g = st->w->g0;
+    st->w->on_g0 = 1;
+    return;
+  }
+  if (pc < pi->gogo_gp_lo || pc >= pi->gogo_gp_hi) return;
+  sb_u64 gp = st->w->curg, base = gp + o->g_sched, resume = 0, bp = regs->fp;
+  sb_emit(st, pc, 1);
+  st->w->last_pc = pc + 1;
+  if (sb_read_u64(st, base + o->gobuf_pc, &resume) ||
+      (pc < pi->gogo_bp_loaded && sb_read_u64(st, base + o->gobuf_bp, &bp))) {
+    sb_stop(st, SB_STOP_READ_FAULT);
+    return;
+  }
+  if (!sb_sp_in_stack(st, gp, regs->sp) ||
+      !(sb_save_is(st, resume, SB_SAVE_MCALL) || sb_save_is(st, resume, SB_SAVE_MORESTACK))) {
+    sb_stop(st, SB_STOP_STALE_GOROUTINE);
+    return;
+  }
+  st->w->pc = resume; /* the next instruction gp runs: exact, and so is its SP */
+  st->w->sp = regs->sp;
+  st->w->fp = bp;
+}
+
 /* Finds the sampled thread's g: the TLS slot when known and live (always on amd64; arm64 with
  * iscgo set), else the g register (arm64 keeps g in R28 in Go code; C code preserves it,
  * callee-saved). */
@@ -901,6 +941,7 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
   }
   if (found != 0 && SB_ARM64(st)) found = sb_try_g(st, regs->g_reg);
   if (found != 0) return;
+  if (!SB_ARM64(st) && pi->gogo_gp_hi != 0 && st->w->g == st->w->curg && st->w->curg != 0) sb_gogo_window(st, regs);
   sb_u64 user_g = st->w->g == st->w->curg ? st->w->g : (st->w->on_g0 ? st->w->curg : 0);
   sb_name_goroutine(st, user_g);
   if (st->w->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;

@@ -165,6 +165,15 @@ struct sb_proc_info {
   sb_s32 morebuf_cfa_off;    /* morebuf is at newstack's CFA + this */
   sb_u16 gobuf_g;            /* offset of gobuf.g (from the same DWARF) */
   sb_u16 pad_morebuf;
+  /* amd64 gogo's windows (issue 13 item 4; unwinder/gogo_window.h), runtime addresses, 0: not
+   * decoded. [gogo_g0_lo, gogo_g0_hi): TLS g is already the goroutine, SP still on g0;
+   * [gogo_gp_lo, gogo_gp_hi): SP is the goroutine's sched.sp, BP its own from gogo_bp_loaded,
+   * and it resumes at sched.pc. */
+  sb_u64 gogo_g0_lo;
+  sb_u64 gogo_g0_hi;
+  sb_u64 gogo_gp_lo;
+  sb_u64 gogo_gp_hi;
+  sb_u64 gogo_bp_loaded;
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the

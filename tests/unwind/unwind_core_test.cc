@@ -727,6 +727,79 @@ TEST_F(NewstackMorebufTest, NoProofNoGoroutine) {
   EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_ROOT);
 }
 
+// amd64 gogo (issue 13 item 4): MOVQ DX, FS:g (9 bytes) | MOVQ DX, R14 | MOVQ (BX), SP |
+// ... MOVQ 0x30(BX), BP ... | JMP BX. Decoded windows at kGogo.
+constexpr uint64_t kGogo = 0x401a00;  // [0x401a00, 0x401a40), no frame (pcsp 0)
+
+class GogoWindowTest : public UnwindCoreTest {
+ protected:
+  void SetUp() override {
+    UnwindCoreTest::SetUp();
+    info_.gogo_g0_lo = kGogo + 0x9;
+    info_.gogo_g0_hi = kGogo + 0xf;
+    info_.gogo_gp_lo = kGogo + 0xf;
+    info_.gogo_gp_hi = kGogo + 0x40;
+    info_.gogo_bp_loaded = kGogo + 0x17;
+    SetCurrentG(kG);  // gogo's first instruction stored gp in TLS; execute set m.curg, gp.m
+  }
+};
+
+// SP still on g0: execute -> gogo on g0 under schedule, mcall below with the goroutine that
+// called it (kG2, parked by mcall) in the g0 slot. The thread is on g0: crossed at mcall.
+TEST_F(GogoWindowTest, SpStillOnG0WalksG0) {
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG2);
+  mem_.Put64(kG2 + 0, kGStackLo + 0x10000);
+  mem_.Put64(kG2 + 8, kGStackHi + 0x10000);
+  mem_.Put64(kG2 + 152, 43);
+  mem_.Put64(kG2 + 48, 0);  // parked
+  uint64_t g2_sp = kGStackHi + 0x10000 - 0x300, g2_fp = g2_sp + 0x20;
+  SetSched(kG2, g2_sp, kMcallRet, g2_fp);
+  Frame(g2_fp, 0, kGoexit + 1);
+  uint64_t g0_sp = kG0StackHi - 0x200, exec_fp = kG0StackHi - 0x180, sched_fp = kG0StackHi - 0x100;
+  mem_.Put64(g0_sp, kAllocFn + 0x30);  // gogo's return address into execute
+  Frame(exec_fp, sched_fp, kSchedule + 0x20);
+  Frame(sched_fp, 0, kMcall + 0x20);
+  auto r = Run(kGogo + 0xc, g0_sp, exec_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kGogo + 0xc, kAllocFn + 0x30, kSchedule + 0x20, kMcall + 0x20,
+                                              kMcallRet, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_TRUE(r.sample.flags & SB_SAMPLE_ON_G0);
+  // Without the decoded window the thread looks like it runs kG on g0's stack: no crossing.
+  info_.gogo_gp_hi = 0;
+  EXPECT_NE(Run(kGogo + 0xc, g0_sp, exec_fp).sample.stop_reason, SB_STOP_ROOT);
+  // The first instruction (the TLS store itself) has not run at its own pc: g is still g0.
+  info_.gogo_gp_hi = kGogo + 0x40;
+  SetCurrentG(kG0);
+  EXPECT_EQ(Run(kGogo + 0x0, g0_sp, exec_fp).sample.stop_reason, SB_STOP_ROOT);
+}
+
+// SP already gp's: gp resumes at sched.pc (mcall's save: gopark's return site) with that SP,
+// BP from gobuf.bp until gogo loads it, from the register after (gogo cleared gobuf.bp).
+TEST_F(GogoWindowTest, SpOnTheGoroutineResumesAtSchedPc) {
+  uint64_t sp = kGStackHi - 0x300, f_fp = sp + 0x20;  // main.f at kMcallRet: frame 0x28
+  SetSched(kG, 0 /* cleared */, kMcallRet, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  auto before_bp = Run(kGogo + 0x13, sp, g0_fp);
+  EXPECT_EQ(Frames(before_bp), (std::vector<uint64_t>{kGogo + 0x13, kMcallRet, kGoexit + 1}));
+  EXPECT_EQ(before_bp.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(before_bp.sample.goid, 42u);
+  SetSched(kG, 0, kMcallRet, 0);
+  auto after_bp = Run(kGogo + 0x20, sp, f_fp);
+  EXPECT_EQ(Frames(after_bp), (std::vector<uint64_t>{kGogo + 0x20, kMcallRet, kGoexit + 1}));
+  EXPECT_EQ(after_bp.sample.stop_reason, SB_STOP_ROOT);
+  // A gobuf that is no save of mcall or morestack (here main.f's entry): gogo only, stale.
+  SetSched(kG, 0, kMainF, f_fp);
+  auto other = Run(kGogo + 0x13, sp, g0_fp);
+  EXPECT_EQ(Frames(other), (std::vector<uint64_t>{kGogo + 0x13}));
+  EXPECT_EQ(other.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  // SP outside gp's stack: not gp's.
+  SetSched(kG, 0, kMcallRet, f_fp);
+  EXPECT_EQ(Run(kGogo + 0x13, kG0StackHi - 0x300, g0_fp).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+}
+
 // systemstack's sched recipe (amd64 < 1.21) accepts only gosave_systemstack_switch's save.
 TEST_F(UnwindCoreTest, SystemstackWithAnotherSaveIsStale) {
   SetCurrentG(kG0);

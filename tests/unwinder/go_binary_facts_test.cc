@@ -132,6 +132,31 @@ TEST(GoBinaryFacts, NewstackMorebufProvenByDwarf) {
   EXPECT_NE(stripped->morebuf_source.find("not proven"), std::string::npos) << stripped->morebuf_source;
 }
 
+// amd64 gogo's windows (issue 13 item 4), decoded from its code, stripped or not: the TLS store
+// is its first instruction, the SP load ends the g0 window, the JMP ends the goroutine one.
+TEST(GoBinaryFacts, GogoWindowsDecoded) {
+  std::shared_ptr<sym::Binary> bin;
+  auto f = Analyze("demo", &bin);
+  ASSERT_TRUE(f);
+  auto gogo = bin->go()->FindFuncByName("gogo");
+  ASSERT_TRUE(gogo);
+  ASSERT_TRUE(f->gogo.found) << f->gogo.why;
+  EXPECT_EQ(f->gogo.g0_lo, gogo->entry + 9);  // MOVQ DX, FS:-8: 9 bytes
+  EXPECT_LT(f->gogo.g0_lo, f->gogo.g0_hi);
+  EXPECT_EQ(f->gogo.g0_hi, f->gogo.gp_lo);
+  EXPECT_LT(f->gogo.gp_lo, f->gogo.bp_loaded);
+  EXPECT_LT(f->gogo.bp_loaded, f->gogo.gp_hi);
+  EXPECT_LE(f->gogo.gp_hi, gogo->end);
+  auto jmp = bin->elf().ReadVaddr(f->gogo.gp_hi - 2, 2);  // JMP BX: FF E3
+  ASSERT_TRUE(jmp.ok());
+  EXPECT_EQ(static_cast<uint8_t>((*jmp)[0]), 0xFF);
+  auto stripped = Analyze("demo-stripped");
+  ASSERT_TRUE(stripped);
+  EXPECT_EQ(stripped->gogo.gp_hi, f->gogo.gp_hi);
+  sb_proc_info pi = MakeProcInfo(*f, 0x1000, 0);
+  EXPECT_EQ(pi.gogo_g0_lo, f->gogo.g0_lo + 0x1000);
+}
+
 TEST(GoBinaryFacts, StrippedAndPieAgree) {
   auto plain = Analyze("demo");
   auto stripped = Analyze("demo-stripped");

@@ -138,6 +138,10 @@ int RunInspect(const InspectArgs& a) {
   if (f.newstack_morebuf_hi != 0)
     printf("  newstack morebuf 0x%llx-0x%llx at CFA%+d (%s)\n", (unsigned long long)f.newstack_morebuf_lo,
            (unsigned long long)f.newstack_morebuf_hi, f.morebuf_cfa_off, f.morebuf_source.c_str());
+  if (f.gogo.found)
+    printf("  gogo windows  on g0 0x%llx-0x%llx, on the goroutine 0x%llx-0x%llx (its BP from 0x%llx)\n",
+           (unsigned long long)f.gogo.g0_lo, (unsigned long long)f.gogo.g0_hi, (unsigned long long)f.gogo.gp_lo,
+           (unsigned long long)f.gogo.gp_hi, (unsigned long long)f.gogo.bp_loaded);
   for (const auto& m : f.missing) printf("  missing: %s\n", m.c_str());
   return 0;
 }
