@@ -100,8 +100,9 @@ struct Agent::Impl {
                     extra));
   }
 
-  void OnSample(const sb_sample& s) {
-    bool whole = unwind::StopIsWhole(s.stop_reason);
+  void OnSample(const sb_cpu_sample& rec) {
+    const sb_sample& s = rec.s;
+    bool whole = recorder::IsWhole(rec);
     std::string exe;
     {
       std::lock_guard<std::mutex> l(state_mu);
@@ -113,12 +114,12 @@ struct Agent::Impl {
       if (whole) f->second.whole_samples++;
       if (active_captures.load() > 0) exe = f->second.exe;
     }
-    window.try_emplace(s.pid, opts.goroutine_labels).first->second.Add(s);
+    window.try_emplace(s.pid, opts.goroutine_labels).first->second.Add(rec);
     if (active_captures.load() == 0) return;
     std::lock_guard<std::mutex> l(cap_mu);
     for (CaptureSub* c : captures) {
       bool match = c->filter.pid != 0 ? c->filter.pid == s.pid : (!exe.empty() && std::regex_search(exe, c->re));
-      if (match) c->aggs.try_emplace(s.pid, opts.goroutine_labels).first->second.Add(s);
+      if (match) c->aggs.try_emplace(s.pid, opts.goroutine_labels).first->second.Add(rec);
     }
   }
 
@@ -126,6 +127,7 @@ struct Agent::Impl {
   profile::ProfileData Symbolize(const SampleAggregator& agg, uint32_t pid) {
     recorder::SymbolizeOptions so;
     so.period_nanos = 1000000000LL / opts.frequency_hz;
+    so.kernel = session->kernel_symbols();
     profile::ProfileData d = recorder::SymbolizeStacks(agg, session->tracker(), so);
     std::map<std::string, std::string> labels;
     {
@@ -140,7 +142,15 @@ struct Agent::Impl {
   void SnapshotCounters() {  // needs tracker_mu
     sb_counters c = session->sampler().Counters();
     auto ps = session->sampler().ProgramStats();
+    sb_kernel_counters kc = session->sampler().KernelCounters();
+    sym::BinaryCacheStats bc = session->tracker().cache()->Stats();
     std::lock_guard<std::mutex> l(state_mu);
+    counters.kernel_in_kernel = kc.in_kernel;
+    counters.kernel_stacks = kc.stacks;
+    counters.kernel_stack_errors = kc.errors;
+    counters.binary_cache_bytes = bc.bytes;
+    counters.binary_cache_entries = bc.entries;
+    counters.binary_cache_evictions = bc.evictions;
     counters.samples_by_stop_reason.clear();
     for (int i = 0; i < SB_STOP_MAX; i++)
       if (c.stop[i] != 0) counters.samples_by_stop_reason[unwind::StopReasonName(i)] = c.stop[i];
@@ -167,7 +177,7 @@ struct Agent::Impl {
 
   // Writes one file per process with samples, then forgets exited processes. Needs tracker_mu.
   void EndWindow() {
-    while (session->Poll(0, [this](const sb_sample& s) { OnSample(s); }) > 0) {
+    while (session->Poll(0, [this](const sb_cpu_sample& s) { OnSample(s); }) > 0) {
     }
     int64_t duration = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - window_start).count();
     for (auto& [pid, agg] : window) {
@@ -193,8 +203,12 @@ struct Agent::Impl {
         session->Forget(pid);
         Log(fmt::format("forgot process {} (exited, last window written)", pid));
       }
+      session->tracker().cache()->Trim();
     }
     session->ForgetGoneIgnored();
+    sym::BinaryCacheStats bc = session->tracker().cache()->Stats();
+    Log(fmt::format("binary cache: {:.1f} MiB in {} binaries (bound {:.0f} MiB, {} evicted so far)", bc.bytes / 1048576.0,
+                    bc.entries, bc.max_bytes / 1048576.0, bc.evictions));
   }
 
   void WriteWindowFile(uint32_t pid, const SampleAggregator& agg, int64_t duration) {
@@ -226,7 +240,7 @@ struct Agent::Impl {
     uint64_t whole = 0;
     for (const auto& [key, n] : agg.stacks()) {
       e.stop_reasons[unwind::StopReasonName(key.stop_reason)] += n;
-      if (unwind::StopIsWhole(key.stop_reason)) whole += n;
+      if (recorder::IsWhole(key)) whole += n;
     }
     e.whole_share = w.samples ? static_cast<double>(whole) / static_cast<double>(w.samples) : 0;
     d.comments.push_back(fmt::format("switchback agent window of process {} ({})", pid, w.exe));
@@ -278,6 +292,8 @@ Result<std::unique_ptr<Agent>> Agent::Open(const AgentOptions& opts) {
   recorder::SessionOptions so;
   so.frequency_hz = opts.frequency_hz;
   so.max_frames = opts.max_frames;
+  so.kernel_stacks = opts.kernel;
+  so.binary_cache_bytes = opts.binary_cache_bytes;
   so.all = im->selector.discovers();
   so.want = [im](uint32_t pid) { return im->selector.Wants(pid); };
   so.on_warning = [im](const std::string& w) { im->Log("warning: " + w); };
@@ -292,10 +308,11 @@ Result<std::unique_ptr<Agent>> Agent::Open(const AgentOptions& opts) {
 
 Status Agent::Run(const std::atomic<bool>* stop) {
   Impl& im = *impl_;
-  auto on_sample = [&im](const sb_sample& s) { im.OnSample(s); };
+  auto on_sample = [&im](const sb_cpu_sample& s) { im.OnSample(s); };
   auto stopping = [stop] { return stop != nullptr && stop->load(); };
-  im.Log(fmt::format("profiling {} at {} Hz, {:.1f} s windows, into {}", im.selector.Describe(), im.opts.frequency_hz,
-                     im.opts.interval.count() / 1000.0, im.opts.dir));
+  im.Log(fmt::format("profiling {} at {} Hz, {:.1f} s windows, into {}{}", im.selector.Describe(), im.opts.frequency_hz,
+                     im.opts.interval.count() / 1000.0, im.opts.dir,
+                     im.session->kernel_symbols() ? ", with kernel frames" : ""));
   im.BeginWindow();
   {
     std::lock_guard<std::mutex> l(im.tracker_mu);

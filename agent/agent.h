@@ -27,7 +27,7 @@ struct FollowedProcess {
   std::string go_version;
   std::string facts_source;  // where the runtime facts came from
   uint64_t samples = 0;        // since it was followed
-  uint64_t whole_samples = 0;  // of those, stacks that reached a root
+  uint64_t whole_samples = 0;  // of those, whole stacks (recorder::IsWhole: a root, and the kernel stack)
   std::string latest_window_file;  // absolute path, "" before its first window
   std::map<std::string, std::string> labels;  // host, exe, pid, go_version, build_id, container_id, unit
   bool exited = false;  // exited; forgotten after its last window is written
@@ -44,6 +44,15 @@ struct AgentCounters {
   uint64_t retention_deletions = 0;    // window files deleted by --keep / --max-disk
   uint64_t bpf_run_ns = 0;     // the sampler program's run time (needs kernel.bpf_stats_enabled)
   uint64_t bpf_run_count = 0;
+  // Kernel frames (--kernel): samples that interrupted the kernel, with a kernel stack, and
+  // bpf_get_stack failures.
+  uint64_t kernel_in_kernel = 0;
+  uint64_t kernel_stacks = 0;
+  uint64_t kernel_stack_errors = 0;
+  // The binary cache (--binary-cache): its size now (mapped file bytes), entries, evictions.
+  uint64_t binary_cache_bytes = 0;
+  uint64_t binary_cache_entries = 0;
+  uint64_t binary_cache_evictions = 0;
 };
 
 struct WindowFile {
@@ -68,6 +77,9 @@ struct AgentOptions {
   std::chrono::milliseconds interval{60000};
   SelectionOptions selection;
   bool goroutine_labels = false;
+  bool kernel = true;  // kernel frames above the user stacks (--no-kernel: off)
+  // Bound of the binary cache in mapped file bytes (sym::BinaryCache); 0: none.
+  uint64_t binary_cache_bytes = 256ull << 20;
   RetentionPolicy retention;
   std::string host;  // the `host` label; "" for gethostname()
   // One line per operator event (start, process followed / exited / forgotten, window written,

@@ -24,6 +24,7 @@
 #include "unwind/bpf_env.bpf.h"
 #include "unwind/unwind_core.h"
 #include "unwind/goroutine_labels.h"
+#include "unwind/sample_init.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -32,15 +33,38 @@ const volatile __u32 max_funcs = 1;
 const volatile __u8 want_stacks = 0;    /* --stacks */
 const volatile __u64 slower_than_ns = 0; /* --slower-than: only exits at least this slow */
 const volatile __u8 want_labels = 1;    /* goroutine labels with each path */
+/* --stacks --binary of a PIE executable: each process's facts are made from proc_template on
+ * its first exit, with the load bias that exit's RET site proves. */
+const volatile __u8 per_process_bias = 0;
 
 /* Runtime facts per traced process (tgid), as the sampler's; key 0: any process of a non-PIE
- * binary (addresses are link-time). */
+ * binary (addresses are link-time). Not preallocated: an entry replaced (a reused tgid) is
+ * freed after RCU, never reused under a reader on another CPU. Userspace deletes the entries
+ * of processes that exited. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 1024);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, __u32);
   __type(value, struct sb_proc_info);
 } proc_info SEC(".maps");
+
+/* per_process_bias: the executable's facts at bias 0 (link-time addresses), and a per-CPU
+ * place to relocate them before they are stored whole (a reader never sees a half-made
+ * entry). */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_proc_info);
+} proc_template SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_proc_info);
+} proc_scratch SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -79,6 +103,8 @@ struct xp_pending_stack {
   __u64 now;
   __u32 tgid;
   __u32 func;
+  __u32 site_off;  /* the RET site's offset in the function (from its cookie) */
+  __u32 pad;
 };
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -213,6 +239,7 @@ struct event {
   __u64 ip;
   __u64 now;
   __u32 tgid;
+  __u32 site_off;
 };
 
 /* Is this entry the restart of the call pending at the same depth (morestack ran)? */
@@ -296,6 +323,25 @@ static __always_inline int on_entry(struct event *ev, struct sb_xp_counters *cnt
   return 0;
 }
 
+/* The facts of process tgid, whose executable is loaded `bias` above its link-time addresses
+ * (per_process_bias): its entry, made from the template on first sight and remade when the
+ * tgid was reused by a process loaded elsewhere (text_start tells). Null when the map is full. */
+static __always_inline const struct sb_proc_info *proc_facts_at(__u32 tgid, __u64 bias) {
+  __u32 zero = 0;
+  const struct sb_proc_info *t = bpf_map_lookup_elem(&proc_template, &zero);
+  if (!t) return 0;
+  const struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
+  if (pi && pi->text_start == t->text_start + bias) return pi;
+  struct sb_proc_info *n = bpf_map_lookup_elem(&proc_scratch, &zero);
+  if (!n) return 0;
+  if (bpf_probe_read_kernel(n, sizeof(*n), t) != 0) return 0;
+  sb_xp_proc_info_add_bias(n, bias);
+  /* Two CPUs may make the same entry at once: the same bytes, either store wins. */
+  bpf_map_update_elem(&proc_info, &tgid, n, pi ? BPF_ANY : BPF_NOEXIST);
+  pi = bpf_map_lookup_elem(&proc_info, &tgid);
+  return pi && pi->text_start == n->text_start ? pi : 0;
+}
+
 /* The call path of an exit: the caller's stack unwound from the RET's registers (the frame is
  * torn down, SP at the return address: the core's leaf rule reads the caller from there),
  * with the goroutine's labels, sent to userspace. A global function: the verifier checks it
@@ -307,9 +353,17 @@ static __always_inline int send_stack(struct pt_regs *ctx) {
   struct xp_pending_stack *ps = bpf_map_lookup_elem(&pending_stack, &zero);
   if (!cnt || !ps) return 0;
   __u32 tgid = ps->tgid, func = ps->func;
-  __u64 ns = ps->ns, now = ps->now;
-  const struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
-  if (!pi) pi = bpf_map_lookup_elem(&proc_info, &zero);
+  __u64 ns = ps->ns, now = ps->now, bias = 0;
+  const struct sb_proc_info *pi = 0;
+  /* The RET site's link-time address is its function's start plus the cookie's offset. */
+  struct sb_xp_func *fi = bpf_map_lookup_elem(&funcs, &func);
+  if (fi) bias = PT_REGS_IP(ctx) - (fi->start + ps->site_off);
+  if (per_process_bias) {
+    if (fi) pi = proc_facts_at(tgid, bias);
+  } else {
+    pi = bpf_map_lookup_elem(&proc_info, &tgid);
+    if (!pi) pi = bpf_map_lookup_elem(&proc_info, &zero);
+  }
   struct sb_xp_stack *x = bpf_map_lookup_elem(&stack_scratch, &zero);
   struct sb_counters *uc = bpf_map_lookup_elem(&unwind_counters, &zero);
   struct sb_regs *r = bpf_map_lookup_elem(&regs_scratch, &zero);
@@ -320,21 +374,9 @@ static __always_inline int send_stack(struct pt_regs *ctx) {
   x->func = func;
   x->pad = 0;
   x->ns = ns;
+  x->bias = bias;
   struct sb_sample *s = &x->s;
-  s->pid = tgid;
-  s->tid = (__u32)bpf_get_current_pid_tgid();
-  s->time_ns = now;
-  s->goid = 0;
-  s->goid_g = 0;
-  s->labels.status = SB_LABELS_OFF;
-  s->labels.count = 0;
-  s->labels.total = 0;
-  s->nframes = 0;
-  s->stop_reason = SB_STOP_NONE;
-  s->flags = 0;
-  s->crossed = 0;
-  for (int i = 0; i < SB_MAX_FRAMES / 64; i++) s->exact[i] = 0; /* the scratch is reused */
-  bpf_get_current_comm(s->comm, sizeof(s->comm));
+  sb_sample_init(s, tgid, (__u32)bpf_get_current_pid_tgid(), now);
   r->pc = PT_REGS_IP(ctx);
   r->sp = PT_REGS_SP(ctx);
   r->fp = PT_REGS_FP(ctx);
@@ -398,6 +440,7 @@ static __always_inline int on_exit(struct pt_regs *ctx, struct event *ev, struct
         ps->now = ev->now;
         ps->tgid = ev->tgid;
         ps->func = ev->func;
+        ps->site_off = ev->site_off;
         send = 1;
       }
     }
@@ -438,6 +481,7 @@ static __always_inline int handle_site(struct pt_regs *ctx) {
   struct event ev = {};
   ev.kind = SB_XP_COOKIE_KIND(cookie);
   ev.func = SB_XP_COOKIE_FUNC(cookie);
+  ev.site_off = SB_XP_COOKIE_OFF(cookie);
   ev.tgid = tgid;
   ev.now = bpf_ktime_get_ns();
   ev.ip = PT_REGS_IP(ctx);

@@ -20,10 +20,18 @@ enum sb_xp_kind {
  * amd64, R28 on arm64), so that register holds g there and needs no check. */
 #define SB_XP_G_IN_REG 0x80u
 
-#define SB_XP_COOKIE(func, kind) ((((sb_u64)(func)) << 8) | (sb_u64)(kind))
-#define SB_XP_COOKIE_FUNC(c) ((sb_u32)((c) >> 8))
+/* Cookie layout: bits 0-7 the kind (and SB_XP_G_IN_REG), bits 8-31 the function index, bits
+ * 32-63 the site's offset from the function's link-time start. A probe thus knows the
+ * link-time address of the site it runs at, and the process's load bias is exactly
+ * PT_REGS_IP - (funcs[func].start + offset): how trace --stacks of a PIE binary relocates its
+ * runtime facts for each process, in BPF, on the process's first exit. */
+#define SB_XP_COOKIE_AT(func, kind, off) \
+  ((((sb_u64)(off)) << 32) | ((((sb_u64)(func)) & 0xffffffu) << 8) | (sb_u64)(kind))
+#define SB_XP_COOKIE(func, kind) SB_XP_COOKIE_AT(func, kind, 0)
+#define SB_XP_COOKIE_FUNC(c) ((sb_u32)(((c) >> 8) & 0xffffffu))
 #define SB_XP_COOKIE_KIND(c) ((sb_u32)((c)&0x7f))
 #define SB_XP_COOKIE_G_IN_REG(c) (((c)&SB_XP_G_IN_REG) != 0)
+#define SB_XP_COOKIE_OFF(c) ((sb_u32)((c) >> 32))
 #define SB_XP_NO_FUNC 0xffffffu
 
 /* Latency histogram: values below 8 ns have a bucket each; above, every power of two is split
@@ -94,8 +102,35 @@ struct sb_xp_stack {
   sb_u32 func;
   sb_u32 pad;
   sb_u64 ns;
+  sb_u64 bias;  /* the process's load bias (runtime - link-time address of the RET site) */
   struct sb_sample s;
 };
+
+/* sb_proc_info for a process whose executable is loaded `bias` bytes above its link-time
+ * addresses, from the one made for bias 0 (unwinder::MakeProcInfo(facts, 0, ...)): every
+ * field that holds a runtime address of the executable moves by bias. The one list of them,
+ * used by the exit probe (trace --stacks --binary of a PIE executable) and checked on the host
+ * against MakeProcInfo(facts, B) (tests/exitprobe/proc_info_bias_test.cc), so a new address
+ * field that is not added here fails that test. Not addresses of the executable: tls_g_offset,
+ * the sp_deltas run, mcall_sites (offsets from text_start), and vdso_start/end (the [vdso]
+ * mapping is placed apart from the executable; 0 here: an exit is never in the vDSO, and
+ * nothing a Go function calls returns through it). */
+static inline void sb_xp_proc_info_add_bias(struct sb_proc_info *pi, sb_u64 bias) {
+  pi->text_start += bias;
+  pi->text_end += bias;
+  if (pi->flags & SB_PI_HAS_ISCGO) pi->iscgo_addr += bias;
+  for (int i = 0; i < SB_MAX_RANGES; i++) {
+    if (i >= (int)pi->nranges) break;
+    pi->ranges[i].start += bias;
+    pi->ranges[i].end += bias;
+  }
+  if (pi->morestack) pi->morestack += bias;
+  if (pi->morestack_noctxt) pi->morestack_noctxt += bias;
+  if (pi->sswitch_start) {
+    pi->sswitch_start += bias;
+    pi->sswitch_end += bias;
+  }
+}
 
 /* Pending call: one per (process, goroutine, depth). Records of one goroutine form a stack
  * linked through prev_depth; the goroutine's top is in the gstate map. */

@@ -5,12 +5,14 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 
 #include "unwind/unwind_types.h"
 #include "unwind/bpf_env.bpf.h"
 #include "unwind/user_regs.bpf.h"
 #include "unwind/unwind_core.h"
 #include "unwind/goroutine_labels.h"
+#include "unwind/sample_init.bpf.h"
 #include "unwind/fp_walk_baseline.h"
 #include "sampler.h"
 
@@ -23,6 +25,7 @@ const volatile __u32 self_tgid = 0;
 const volatile __u8 track_all = 0; /* --all: report unknown processes to userspace */
 const volatile __u8 compare_fp_walk = 0; /* benchmark: also time a plain frame-pointer walk */
 const volatile __u8 read_labels = 1; /* goroutine pprof labels on each sample (--no-labels: 0) */
+const volatile __u8 kernel_stacks = 0; /* --kernel: each sample's kernel stack too */
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -53,7 +56,7 @@ struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
   __type(key, __u32);
-  __type(value, struct sb_sample);
+  __type(value, struct sb_cpu_sample);
 } scratch SEC(".maps");
 
 struct {
@@ -62,6 +65,40 @@ struct {
   __type(key, __u32);
   __type(value, struct sb_counters);
 } counters SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_kernel_counters);
+} kernel_counters SEC(".maps");
+
+/* The kernel stack of a sample that interrupted the kernel (its pc is a kernel address: the
+ * upper half on x86-64 and arm64); none for one in user code. */
+static __always_inline void read_kernel_stack(struct bpf_perf_event_data *ctx, struct sb_kernel_stack *k) {
+  __u32 zero = 0;
+  k->status = SB_KSTACK_OFF;
+  k->nframes = 0;
+  k->err = 0;
+  if (!kernel_stacks) return;
+  if (!(PT_REGS_IP(&ctx->regs) >> 63)) {
+    k->status = SB_KSTACK_USER;
+    return;
+  }
+  struct sb_kernel_counters *kc = bpf_map_lookup_elem(&kernel_counters, &zero);
+  if (!kc) return;
+  kc->in_kernel++;
+  long got = bpf_get_stack(ctx, k->frames, sizeof(k->frames), 0);
+  if (got >= (long)sizeof(__u64)) {
+    k->status = SB_KSTACK_OK;
+    k->nframes = (__u16)(got / sizeof(__u64));
+    kc->stacks++;
+  } else {
+    k->status = SB_KSTACK_ERROR;
+    k->err = got < 0 ? (__s32)got : 0;
+    kc->errors++;
+  }
+}
 
 static __always_inline void report_unknown(__u32 tgid) {
   __u8 one = 1;
@@ -90,22 +127,10 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
     return 0;
   }
 
-  struct sb_sample *s = bpf_map_lookup_elem(&scratch, &zero);
-  if (!s) return 0;
-  s->pid = tgid;
-  s->tid = (__u32)id;
-  s->time_ns = bpf_ktime_get_ns();
-  s->goid = 0;
-  s->goid_g = 0;
-  s->labels.status = SB_LABELS_OFF;
-  s->labels.count = 0;
-  s->labels.total = 0;
-  s->nframes = 0;
-  s->stop_reason = SB_STOP_NONE;
-  s->flags = 0;
-  s->crossed = 0;
-  for (int i = 0; i < SB_MAX_FRAMES / 64; i++) s->exact[i] = 0;
-  bpf_get_current_comm(s->comm, sizeof(s->comm));
+  struct sb_cpu_sample *rec = bpf_map_lookup_elem(&scratch, &zero);
+  if (!rec) return 0;
+  struct sb_sample *s = &rec->s;
+  sb_sample_init(s, tgid, (__u32)id, bpf_ktime_get_ns());
 
   /* The user registers, also when the sample interrupted the kernel (syscall, fault). */
   struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -139,15 +164,17 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
     cnt->fp_walk_ns += bpf_ktime_get_ns() - b0;
   }
 
+  read_kernel_stack(ctx, &rec->kernel);
+
   __u32 n = s->nframes;
   if (n > SB_MAX_FRAMES) n = SB_MAX_FRAMES;
-  __u64 size = offsetof(struct sb_sample, frames) + (__u64)n * sizeof(__u64);
-  if (size > sizeof(*s)) size = sizeof(*s);
+  __u64 size = offsetof(struct sb_cpu_sample, s) + offsetof(struct sb_sample, frames) + (__u64)n * sizeof(__u64);
+  if (size > sizeof(*rec)) size = sizeof(*rec);
   /* Waking the reader costs more than the whole unwind (an irq_work per sample): userspace
    * polls every 100 ms anyway, so wake it only when a quarter of the buffer is used. */
   __u64 flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > (SB_SAMPLES_RINGBUF_SIZE / 4)
                     ? BPF_RB_FORCE_WAKEUP
                     : BPF_RB_NO_WAKEUP;
-  if (bpf_ringbuf_output(&samples, s, size, flags) != 0) cnt->lost++;
+  if (bpf_ringbuf_output(&samples, rec, size, flags) != 0) cnt->lost++;
   return 0;
 }

@@ -52,6 +52,7 @@ CallPathReport BuildCallPaths(const CallPathAggregator& agg, recorder::ProcessTr
     CallPath p;
     uint32_t func = it->second.first;
     p.function = func < names.size() ? names[func] : "?";
+    p.pid = key.pid;
     p.stats = st;
     for (const auto& [k, v] : key.labels) p.labels[k] = v;
     if (!unwind::StopIsWhole(key.stop_reason)) p.stop = unwind::StopReasonName(key.stop_reason);
@@ -83,6 +84,7 @@ nlohmann::json CallPathsJson(const CallPathReport& r) {
     for (size_t b = 0; b < p.stats.hist.size(); b++)
       if (p.stats.hist[b] != 0) hist.push_back({{"low_ns", BucketLow(b)}, {"high_ns", BucketHigh(b)}, {"count", p.stats.hist[b]}});
     arr.push_back({{"function", p.function},
+                   {"pid", p.pid},
                    {"frames", p.frames},
                    {"labels", p.labels},
                    {"stop", p.stop},

@@ -43,6 +43,7 @@ class CallPathAggregator {
 
 struct CallPath {
   std::string function;             // the traced function
+  uint32_t pid = 0;                 // the process (paths of different processes stay apart)
   std::vector<std::string> frames;  // leaf first (the traced function first), inline expanded
   std::map<std::string, std::string> labels;  // goroutine pprof labels
   std::string stop;                 // "" when the path reached a root, else the stop reason

@@ -46,6 +46,7 @@ Result<exitprobe_bpf*> OpenAndLoad(const TracePlan& plan, const TraceOptions& op
   skel->rodata->want_stacks = opts.stacks ? 1 : 0;
   skel->rodata->slower_than_ns = opts.slower_than_ns;
   skel->rodata->want_labels = opts.labels ? 1 : 0;
+  skel->rodata->per_process_bias = opts.stacks && opts.proc_template ? 1 : 0;
   // The pcsp array only as large as this binary's runs (the sampler's holds several binaries).
   bpf_map__set_max_entries(skel->maps.sp_deltas,
                            std::max<uint32_t>(1, opts.stacks ? static_cast<uint32_t>(opts.sp_deltas.size()) : 1));
@@ -89,6 +90,8 @@ std::string BpfUnavailableReason() {
 
 Result<std::unique_ptr<Tracer>> Tracer::Load(const TracePlan& plan, const TraceOptions& opts) {
   if (auto why = BpfUnavailableReason(); !why.empty()) return MakeError(why);
+  if (plan.funcs.size() >= SB_XP_NO_FUNC)
+    return MakeError(fmt::format("{} functions: at most {} fit in a probe cookie", plan.funcs.size(), SB_XP_NO_FUNC - 1));
   libbpf_set_print(QuietPrint);
   std::unique_ptr<Tracer> t(new Tracer());
   t->plan_ = &plan;
@@ -118,6 +121,11 @@ Result<std::unique_ptr<Tracer>> Tracer::Load(const TracePlan& plan, const TraceO
     for (const auto& [tgid, info] : opts.procs)
       if (bpf_map_update_elem(pfd, &tgid, &info, BPF_ANY) != 0)
         return MakeError("cannot fill the process map: " + Errno(errno));
+    if (opts.proc_template) {
+      uint32_t zero = 0;
+      if (bpf_map_update_elem(bpf_map__fd(t->skel_->maps.proc_template), &zero, &*opts.proc_template, BPF_ANY) != 0)
+        return MakeError("cannot fill the process template: " + Errno(errno));
+    }
     auto on_stack = [](void* ctx, void* data, size_t size) -> int {
       auto* self = static_cast<Tracer*>(ctx);
       // One reused record, zeroed first: the ring buffer record ends after the last frame.
@@ -160,7 +168,10 @@ std::vector<UprobeSite> Tracer::FuncSites(uint32_t index) const {
     // A uretprobe fires in the caller's context: nothing is known about its registers.
     out.push_back({f.first.file_offset, SB_XP_COOKIE(index, SB_XP_RETPROBE), true});
   } else {
-    for (const auto& r : f.rets) out.push_back({r.file_offset, SB_XP_COOKIE(index, SB_XP_EXIT | g), false});
+    // Each RET's cookie holds its offset in the function: its link-time address, from which
+    // the exit probe knows the process's load bias exactly (trace --stacks of a PIE binary).
+    for (const auto& r : f.rets)
+      out.push_back({r.file_offset, SB_XP_COOKIE_AT(index, SB_XP_EXIT | g, r.code.vaddr - f.start), false});
   }
   return out;
 }
@@ -285,6 +296,35 @@ sb_counters Tracer::ReadUnwindCounters() const {
       for (int k = 0; k < 3; k++) total.crossing[i][k] += c.crossing[i][k];
   }
   return total;
+}
+
+std::vector<std::pair<std::string, uint32_t>> Tracer::VerifiedInsns() const {
+  std::vector<std::pair<std::string, uint32_t>> out;
+  bpf_program* progs[] = {skel_->progs.xp_site_multi, skel_->progs.xp_site, skel_->progs.xp_stack_multi,
+                          skel_->progs.xp_stack};
+  for (bpf_program* p : progs) {
+    int fd = bpf_program__fd(p);
+    if (fd < 0) continue;  // not loaded
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) out.push_back({bpf_program__name(p), info.verified_insns});
+  }
+  return out;
+}
+
+size_t Tracer::ForgetProcesses(const std::function<bool(uint32_t)>& gone) {
+  if (!skel_ || !opts_.stacks) return 0;
+  int fd = bpf_map__fd(skel_->maps.proc_info);
+  std::vector<uint32_t> dead;
+  uint32_t key = 0, next = 0;
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    if (next != 0 && next != opts_.pid && gone(next)) dead.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  for (uint32_t pid : dead) bpf_map_delete_elem(fd, &pid);
+  return dead.size();
 }
 
 std::vector<PendingCall> Tracer::ReadPending() const {

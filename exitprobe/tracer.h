@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct TraceOptions {
   bool labels = true;
   std::vector<sb_sp_delta> sp_deltas;
   std::vector<std::pair<uint32_t, sb_proc_info>> procs;
+  // --binary of a PIE executable: the facts at bias 0 (MakeProcInfo(facts, 0, 0)); every
+  // process gets its own entry, relocated in BPF by the bias its first exit proves.
+  std::optional<sb_proc_info> proc_template;
 };
 
 // Per function, summed over CPUs.
@@ -79,6 +83,12 @@ class Tracer {
   int PollStacks(int timeout_ms, const StackFn& on_stack);
   // The unwind core's counters over those unwinds (stop reasons, crossings).
   sb_counters ReadUnwindCounters() const;
+  // --stacks: deletes the process-facts entries of the tgids for which gone() is true (they
+  // exited); the entries the options gave are kept. Returns how many went.
+  size_t ForgetProcesses(const std::function<bool(uint32_t)>& gone);
+  // The verifier's work (instructions processed, limit 1M) per loaded program: the probe and,
+  // with --stacks, the unwinding program.
+  std::vector<std::pair<std::string, uint32_t>> VerifiedInsns() const;
 
   // For the benchmark: a program that does nothing, to measure the bare cost of a trap.
   bpf_program* noop_program() const;

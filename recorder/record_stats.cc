@@ -39,6 +39,11 @@ nlohmann::json StatsToJson(const RecordStats& s) {
               {"unwind_frames", s.unwind_frames}};
   j["labels"] = s.labels;
   j["bpf"]["labels_ns"] = s.labels_ns;
+  j["kernel"] = {{"enabled", s.kernel},
+                 {"in_kernel", s.kernel_in_kernel},
+                 {"stacks", s.kernel_stacks},
+                 {"errors", s.kernel_errors},
+                 {"samples_with_kernel_frames", s.kernel_samples}};
   if (s.fp_walk_ns > 0) {
     j["bpf"]["fp_walk_ns"] = s.fp_walk_ns;
     j["bpf"]["fp_walk_frames"] = s.fp_walk_frames;
@@ -68,6 +73,9 @@ std::string StatsSummary(const RecordStats& s) {
   for (const auto& [reason, n] : s.stop_reasons) {
     if (reason != "root" && reason != "goroutine_exited") out += fmt::format("  [stopped: {}] {}\n", reason, n);
   }
+  if (s.kernel)
+    out += fmt::format("Kernel stacks: {} of {} samples in the kernel ({} failed)\n", s.kernel_stacks,
+                       s.kernel_in_kernel, s.kernel_errors);
   bool any = false;
   for (const auto& [name, c] : s.crossings) {
     if (c.attempts == 0) continue;

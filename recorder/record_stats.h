@@ -35,7 +35,8 @@ struct RecordStats {
   uint64_t samples = 0;        // samples received and kept
   uint64_t lost = 0;           // dropped by a full ring buffer
   uint64_t unknown_pid = 0;    // samples of processes not followed
-  uint64_t ended_at_root = 0;    // whole stacks: at a root, or goroutine_exited (see StopIsWhole)
+  uint64_t ended_at_root = 0;    // whole stacks: at a root, or goroutine_exited, with their kernel
+                                 // stack where they interrupted the kernel (recorder::IsWhole)
   std::map<std::string, uint64_t> stop_reasons;
   std::map<std::string, CrossingStats> crossings;
   std::vector<ProcessStats> processes;
@@ -51,6 +52,13 @@ struct RecordStats {
   // BPF time spent reading them.
   std::map<std::string, uint64_t> labels;
   uint64_t labels_ns = 0;
+  // Kernel frames (--kernel): samples that interrupted the kernel, those with a kernel stack,
+  // bpf_get_stack failures (counted by the BPF program), and the samples kept with kernel frames.
+  bool kernel = false;
+  uint64_t kernel_in_kernel = 0;
+  uint64_t kernel_stacks = 0;
+  uint64_t kernel_errors = 0;
+  uint64_t kernel_samples = 0;
 };
 
 nlohmann::json StatsToJson(const RecordStats& s);

@@ -20,7 +20,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& tracker,
-                         const unwinder::BpfSampler& sampler, double elapsed, int freq) {
+                         const unwinder::BpfSampler& sampler, double elapsed, int freq, bool kernel) {
   RecordStats st;
   st.duration_s = elapsed;
   st.frequency_hz = freq;
@@ -37,8 +37,14 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   for (int i = 0; i < SB_LABELS_MAX; i++) st.labels[LabelsStatusName(i)] = c.labels[i];
   for (const auto& [key, n] : agg.stacks()) {
     st.stop_reasons[unwind::StopReasonName(key.stop_reason)] += n;
-    if (unwind::StopIsWhole(key.stop_reason)) st.ended_at_root += n;
+    if (IsWhole(key)) st.ended_at_root += n;
+    if (!key.kernel_frames.empty()) st.kernel_samples += n;
   }
+  st.kernel = kernel;
+  sb_kernel_counters kc = sampler.KernelCounters();
+  st.kernel_in_kernel = kc.in_kernel;
+  st.kernel_stacks = kc.stacks;
+  st.kernel_errors = kc.errors;
   for (int i = 0; i < SB_CROSS_MAX; i++) {
     CrossingStats cs{c.crossing[i][SB_CNT_ATTEMPTS], c.crossing[i][SB_CNT_CROSSED],
                      c.crossing[i][SB_CNT_STOPPED]};
@@ -88,6 +94,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   so.compare_fp_walk = opts.compare_fp_walk;
   so.max_frames = opts.max_frames;
   so.read_labels = opts.labels;
+  so.kernel_stacks = opts.kernel;
   so.on_warning = opts.on_warning;
   so.cache = &cache;  // the binaries the check loaded are not loaded again
   auto session = SamplingSession::Open(so);
@@ -98,7 +105,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   for (uint32_t pid : opts.pids)
     if (auto st = sess.Follow(pid); !st.ok()) return MakeError(st.error());
   SampleAggregator agg;
-  auto on_sample = [&](const sb_sample& s) { agg.Add(s); };
+  auto on_sample = [&](const sb_cpu_sample& s) { agg.Add(s); };
   sess.Scan(on_sample, opts.stop);
 
   if (opts.on_started) opts.on_started();
@@ -129,9 +136,11 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   tracker.CheckAlive();
 
   RecordResult result;
-  result.stats = CollectStats(agg, tracker, sess.sampler(), elapsed, opts.frequency_hz);
+  result.stats = CollectStats(agg, tracker, sess.sampler(), elapsed, opts.frequency_hz,
+                              sess.kernel_symbols() != nullptr);
   SymbolizeOptions sopt;
   sopt.period_nanos = 1000000000LL / opts.frequency_hz;
+  sopt.kernel = sess.kernel_symbols();
   result.profile = SymbolizeStacks(agg, tracker, sopt);
   result.profile.duration_nanos = static_cast<int64_t>(elapsed * 1e9);
   result.profile.start_time_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(

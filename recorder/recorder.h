@@ -29,6 +29,7 @@ struct RecordOptions {
   bool compare_fp_walk = false;  // benchmark: time a plain frame-pointer walk too
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;  // frames kept per stack (leaf side), 1..SB_MAX_FRAMES
   bool labels = true;            // goroutine pprof labels on samples (--no-labels: false)
+  bool kernel = false;           // kernel frames above the user stack (--kernel)
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const LiveStatus&)> on_status;  // called about 4 times a second
   std::function<void()> on_started;  // sampling is attached (after every check passed)

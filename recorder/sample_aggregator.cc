@@ -2,12 +2,28 @@
 
 #include <cstring>
 
+#include "ebpf/unwind/host_unwind.h"
+
 namespace sb::recorder {
 
 void SampleAggregator::Add(const sb_sample& s) {
   per_pid_[s.pid]++;
   total_++;
   stacks_[KeyOf(s, keep_goid_)]++;
+}
+
+void SampleAggregator::Add(const sb_cpu_sample& s) {
+  per_pid_[s.s.pid]++;
+  total_++;
+  stacks_[KeyOf(s, keep_goid_)]++;
+}
+
+bool IsWhole(const StackKey& k) {
+  return unwind::StopIsWhole(k.stop_reason) && k.kernel_status != SB_KSTACK_ERROR;
+}
+
+bool IsWhole(const sb_cpu_sample& s) {
+  return unwind::StopIsWhole(s.s.stop_reason) && s.kernel.status != SB_KSTACK_ERROR;
 }
 
 void SampleAggregator::AddKey(const StackKey& k, uint64_t n) {
@@ -28,6 +44,16 @@ StackKey SampleAggregator::KeyOf(const sb_sample& s, bool keep_goid) {
   uint32_t n = s.nframes > SB_MAX_FRAMES ? SB_MAX_FRAMES : s.nframes;
   k.frames.assign(s.frames, s.frames + n);
   k.labels = LabelsOf(s.labels);
+  return k;
+}
+
+StackKey SampleAggregator::KeyOf(const sb_cpu_sample& s, bool keep_goid) {
+  StackKey k = KeyOf(s.s, keep_goid);
+  k.kernel_status = s.kernel.status;
+  if (s.kernel.status == SB_KSTACK_OK) {
+    uint32_t n = s.kernel.nframes > SB_MAX_KERNEL_FRAMES ? SB_MAX_KERNEL_FRAMES : s.kernel.nframes;
+    k.kernel_frames.assign(s.kernel.frames, s.kernel.frames + n);
+  }
   return k;
 }
 

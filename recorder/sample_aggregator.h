@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ebpf/sampler.h"
 #include "ebpf/unwind/unwind_types.h"
 #include "recorder/sample_labels.h"
 
@@ -22,8 +23,16 @@ struct StackKey {
   std::string comm;
   std::vector<uint64_t> frames;  // leaf first
   LabelList labels;              // goroutine pprof labels, sorted by key
+  uint8_t kernel_status = SB_KSTACK_OFF;  // enum sb_kstack_status
+  std::vector<uint64_t> kernel_frames;    // leaf first; above (leaf side of) `frames`
   auto operator<=>(const StackKey&) const = default;
 };
+
+// Whole: the user stack reached a root (unwind::StopIsWhole) and, where the sample interrupted
+// the kernel and kernel stacks were asked for, its kernel stack is there. The one rule for the
+// index, the stats and the pprof's stop marker.
+bool IsWhole(const StackKey& k);
+bool IsWhole(const sb_cpu_sample& s);
 
 class SampleAggregator {
  public:
@@ -31,8 +40,10 @@ class SampleAggregator {
   // default, since over a long window the goroutine id makes nearly every sample unique).
   explicit SampleAggregator(bool keep_goid = true) : keep_goid_(keep_goid) {}
   void Add(const sb_sample& s);
+  void Add(const sb_cpu_sample& s);  // with its kernel stack
   // The key Add files a sample under.
   static StackKey KeyOf(const sb_sample& s, bool keep_goid = true);
+  static StackKey KeyOf(const sb_cpu_sample& s, bool keep_goid = true);
   // Adds n samples of an already built key (producers that aggregate on their own).
   void AddKey(const StackKey& k, uint64_t n);
   const std::map<StackKey, uint64_t>& stacks() const { return stacks_; }

@@ -40,12 +40,23 @@ Result<std::unique_ptr<SamplingSession>> SamplingSession::Open(const SessionOpti
   if (opts.frequency_hz <= 0 || opts.frequency_hz > 10000)
     return MakeError("--frequency must be between 1 and 10000 Hz");
   std::unique_ptr<SamplingSession> s(new SamplingSession(opts));
+  s->own_cache_.set_max_bytes(opts.binary_cache_bytes);
   unwinder::SamplerOptions so;
   so.frequency_hz = opts.frequency_hz;
   so.track_all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
   so.max_frames = opts.max_frames;
   so.read_labels = opts.read_labels;
+  if (opts.kernel_stacks) {
+    // Read before the sampler loads, so that without symbols no sample carries kernel frames.
+    auto ks = sym::KernelSymbols::Load();
+    if (ks.ok()) {
+      s->kernel_syms_ = std::move(*ks);
+      so.kernel_stacks = true;
+    } else if (opts.on_warning) {
+      opts.on_warning("kernel frames off: " + ks.error());
+    }
+  }
   auto sampler = unwinder::BpfSampler::Open(so);
   if (!sampler.ok()) return sampler.take_error();
   s->sampler_ = std::move(*sampler);

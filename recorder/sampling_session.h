@@ -8,12 +8,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
 #include "recorder/process_tracker.h"
 #include "symbolizer/binary.h"
+#include "symbolizer/kallsyms.h"
 #include "unwinder/bpf_sampler.h"
 
 namespace sb::recorder {
@@ -24,13 +26,18 @@ struct SessionOptions {
   bool compare_fp_walk = false;
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;  // frames kept per stack (leaf side), 1..SB_MAX_FRAMES
   bool read_labels = true;  // goroutine pprof labels on each sample
+  // Each sample's kernel stack, symbolized from /proc/kallsyms. When the kernel symbols cannot
+  // be read (kptr_restrict), a warning says why and the session goes on without kernel frames.
+  bool kernel_stacks = false;
   // With `all`: whether a discovered process is wanted (null: every Go process). Called
   // before the process is analysed, so an unwanted one costs nothing.
   std::function<bool(uint32_t pid)> want;
   std::function<void(const std::string&)> on_warning;  // one line
   std::function<void(const TrackedProcess&)> on_followed;
-  // Binaries already loaded (by a check before the session, as `record` does); null: its own.
+  // Binaries already loaded (by a check before the session, as `record` does); null: its own,
+  // bounded by binary_cache_bytes (mapped file bytes, LRU; 0: no bound).
   sym::BinaryCache* cache = nullptr;
+  uint64_t binary_cache_bytes = 0;
 };
 
 class SamplingSession {
@@ -59,6 +66,8 @@ class SamplingSession {
   ProcessTracker& tracker() { return *tracker_; }
   unwinder::BpfSampler& sampler() { return *sampler_; }
   int frequency_hz() const { return opts_.frequency_hz; }
+  // The kernel's symbols when kernel stacks are on (null when off or unreadable).
+  const sym::KernelSymbols* kernel_symbols() const { return kernel_syms_ ? &*kernel_syms_ : nullptr; }
 
  private:
   explicit SamplingSession(const SessionOptions& opts) : opts_(opts) {}
@@ -68,6 +77,7 @@ class SamplingSession {
   sym::BinaryCache own_cache_;
   std::unique_ptr<unwinder::BpfSampler> sampler_;
   std::unique_ptr<ProcessTracker> tracker_;
+  std::optional<sym::KernelSymbols> kernel_syms_;
   // Not Go, not wanted, or gone: not looked at again while that process lives (keyed by pid
   // and start time, since pids are reused).
   std::map<uint32_t, uint64_t> ignored_;

@@ -105,6 +105,55 @@ class ProcessSymbolizer {
   std::map<std::tuple<uint32_t, std::string>, std::shared_ptr<sym::Binary>> bins_;
 };
 
+// Kernel pcs: one mapping for the kernel and its modules (a module's name is the file of its
+// functions, "[ext4]"), locations cached per pc.
+class KernelSymbolizer {
+ public:
+  KernelSymbolizer(const sym::KernelSymbols* syms, profile::ProfileBuilder& builder)
+      : syms_(syms), builder_(builder) {}
+
+  uint32_t Location(uint64_t pc, bool exact) {
+    if (auto it = cache_.find({pc, exact}); it != cache_.end()) return it->second;
+    profile::Location loc;
+    loc.address = pc;
+    loc.mapping_index = Mapping();
+    // Past the leaf, a frame is a return address: look up the call instruction.
+    std::optional<sym::KernelSymbol> ks = syms_ ? syms_->Find(exact ? pc : pc - 1) : std::nullopt;
+    if (ks)
+      loc.lines.push_back(profile::Line{std::string(ks->name),
+                                        ks->module.empty() ? "" : "[" + std::string(ks->module) + "]", 0});
+    else
+      loc.lines.push_back(profile::Line{Hex(pc), "", 0});
+    uint32_t id = builder_.AddLocation(loc);
+    cache_[{pc, exact}] = id;
+    return id;
+  }
+
+  uint32_t Missing() {
+    profile::Location loc;
+    loc.mapping_index = Mapping();
+    loc.lines.push_back(profile::Line{kKernelStackMissing, "", 0});
+    return builder_.AddLocation(loc);
+  }
+
+ private:
+  int Mapping() {
+    if (mapping_ < 0) {
+      profile::Mapping m;
+      m.file = kKernelMappingName;
+      m.start = syms_ ? syms_->start() : 0;
+      m.limit = syms_ ? syms_->limit() : UINT64_MAX;
+      mapping_ = builder_.AddMapping(m);
+    }
+    return mapping_;
+  }
+
+  const sym::KernelSymbols* syms_;
+  profile::ProfileBuilder& builder_;
+  int mapping_ = -1;
+  std::map<std::pair<uint64_t, bool>, uint32_t> cache_;
+};
+
 }  // namespace
 
 std::string CrossedSwitches(uint16_t crossed) {
@@ -125,6 +174,7 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
                                      const SymbolizeOptions& opts) {
   profile::ProfileBuilder builder;
   ProcessSymbolizer sym(tracker, builder);
+  KernelSymbolizer ksym(opts.kernel, builder);
   for (const auto& [key, count] : agg.stacks()) {
     TrackedProcess* p = tracker.Find(key.pid);
     if (p == nullptr) continue;
@@ -140,6 +190,15 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
       profile::Location stop;
       stop.lines.push_back(profile::Line{StopFrameName(key.stop_reason), "", 0});
       s.locations.push_back(builder.AddLocation(stop));
+    }
+    // The kernel stack is the leaf side: the user stack's leaf made the syscall or took the
+    // fault it shows. Symbolized after the user stack, so that the profile's first mapping is
+    // the executable's (go tool pprof names the profile after it).
+    if (key.kernel_status == SB_KSTACK_ERROR || !key.kernel_frames.empty()) {
+      std::vector<uint32_t> kernel;
+      if (key.kernel_status == SB_KSTACK_ERROR) kernel.push_back(ksym.Missing());
+      for (size_t i = 0; i < key.kernel_frames.size(); i++) kernel.push_back(ksym.Location(key.kernel_frames[i], i == 0));
+      s.locations.insert(s.locations.begin(), kernel.begin(), kernel.end());
     }
     s.count = static_cast<int64_t>(count);
     s.nanos = static_cast<int64_t>(count) * opts.period_nanos;

@@ -10,6 +10,7 @@
 #include "profile/profile_data.h"
 #include "recorder/process_tracker.h"
 #include "recorder/sample_aggregator.h"
+#include "symbolizer/kallsyms.h"
 
 namespace sb::recorder {
 
@@ -18,7 +19,15 @@ struct SymbolizeOptions {
   // Called for each stack once its sample is built (locations, labels, count * period), before
   // it is added: other producers (trace --stacks) set their own values and labels here.
   std::function<void(const StackKey&, profile::Sample*)> fill;
+  // Kernel frames (StackKey::kernel_frames) resolve through these into the mapping
+  // "[kernel.kallsyms]", above the user stack; null: they are named by address.
+  const sym::KernelSymbols* kernel = nullptr;
 };
+
+// The pprof mapping of kernel frames, as perf names it.
+inline constexpr const char* kKernelMappingName = "[kernel.kallsyms]";
+// The leaf-side pseudo-frame of a sample that interrupted the kernel without a kernel stack.
+inline constexpr const char* kKernelStackMissing = "[kernel stack missing]";
 
 profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker& tracker,
                                      const SymbolizeOptions& opts);

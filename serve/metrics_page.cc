@@ -25,6 +25,8 @@ std::string RenderMetrics(const MetricsInput& in) {
   t.Sample(static_cast<double>(c.bpf_run_ns) / 1e9);
   t.Family("switchback_bpf_runs_total", "counter", "Runs of the BPF sampler program (kernel bpf_stats).");
   t.Sample(c.bpf_run_count);
+  t.Family("switchback_binary_cache_bytes", "gauge", "Mapped file bytes of the binaries cached for symbolizing.");
+  t.Sample(c.binary_cache_bytes);
 
   if (in.push.has_value()) {
     const PushStats& p = *in.push;

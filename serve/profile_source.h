@@ -38,6 +38,7 @@ struct SourceCounters {
   uint64_t retention_deletions = 0;
   uint64_t bpf_run_ns = 0;
   uint64_t bpf_run_count = 0;
+  uint64_t binary_cache_bytes = 0;  // the agent's binary cache (mapped file bytes)
 };
 
 // Which processes a capture covers: one pid, or every process whose executable path matches

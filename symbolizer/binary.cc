@@ -96,21 +96,78 @@ Result<std::shared_ptr<Binary>> BinaryCache::Get(const std::string& path) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = by_key_.find(key);
-    if (it != by_key_.end()) return it->second;
+    if (it != by_key_.end()) {
+      hits_++;
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return it->second.binary;
+    }
   }
   // Load outside the lock: parsing a large binary must not stall other lookups. Two threads
   // racing on the same new file both load it; the first insert wins.
   auto b = Binary::Load(path);
   if (!b.ok()) return b;
   std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = by_key_.emplace(key, *b);
-  return it->second;
+  auto it = by_key_.find(key);
+  if (it != by_key_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+    return it->second.binary;
+  }
+  misses_++;
+  Entry e;
+  e.binary = *b;
+  e.bytes = (*b)->elf().bytes().size();
+  lru_.push_front(key);
+  e.lru = lru_.begin();
+  bytes_ += e.bytes;
+  by_key_.emplace(key, std::move(e));
+  std::shared_ptr<Binary> out = *b;
+  EvictLocked();  // never the one just loaded: `out` holds it
+  return out;
+}
+
+void BinaryCache::EvictLocked() {
+  if (max_bytes_ == 0) return;
+  // From the least recently used end; a binary someone else holds stays.
+  for (auto k = lru_.end(); bytes_ > max_bytes_ && k != lru_.begin();) {
+    --k;
+    auto it = by_key_.find(*k);
+    if (it->second.binary.use_count() > 1) continue;
+    bytes_ -= it->second.bytes;
+    evictions_++;
+    by_key_.erase(it);
+    k = lru_.erase(k);
+  }
+}
+
+void BinaryCache::set_max_bytes(uint64_t max_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_bytes_ = max_bytes;
+  EvictLocked();
+}
+
+void BinaryCache::Trim() {
+  std::lock_guard<std::mutex> lock(mu_);
+  EvictLocked();
+}
+
+BinaryCacheStats BinaryCache::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  BinaryCacheStats s;
+  s.bytes = bytes_;
+  s.entries = by_key_.size();
+  s.max_bytes = max_bytes_;
+  s.hits = hits_;
+  s.misses = misses_;
+  s.evictions = evictions_;
+  return s;
 }
 
 void BinaryCache::Forget(const Binary* b) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = by_key_.begin(); it != by_key_.end();) {
-    if (it->second.get() == b) {
+    if (it->second.binary.get() == b) {
+      bytes_ -= it->second.bytes;
+      lru_.erase(it->second.lru);
       it = by_key_.erase(it);
     } else {
       ++it;

@@ -2,7 +2,7 @@
 # Runs libFuzzer targets for a given time each: tools/fuzz.sh TARGET|all SECONDS
 #   TARGET: fuzz_elf fuzz_pclntab fuzz_buildinfo fuzz_pprof_reader fuzz_core_file fuzz_case_file
 #           fuzz_dwarf_offsets fuzz_tls_slot fuzz_asm_offsets fuzz_code_sites fuzz_decompress
-#           fuzz_build_id_note fuzz_proc_cgroup fuzz_index_line fuzz_serve_query fuzz_goroutine_labels
+#           fuzz_build_id_note fuzz_proc_cgroup fuzz_index_line fuzz_serve_query fuzz_goroutine_labels fuzz_kallsyms
 #           (or `all`, one after the other)
 # Uses the sanitizer build ${FUZZ_BUILD_DIR:-build-asan} (clang-14, ASan+UBSan, SWITCHBACK_FUZZ)
 # and configures/builds the targets there if they are missing. Seeds: the saved corpus
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ALL=(fuzz_elf fuzz_pclntab fuzz_buildinfo fuzz_pprof_reader fuzz_core_file fuzz_case_file
      fuzz_dwarf_offsets fuzz_tls_slot fuzz_asm_offsets fuzz_code_sites fuzz_decompress fuzz_build_id_note
-     fuzz_proc_cgroup fuzz_index_line fuzz_serve_query fuzz_goroutine_labels)
+     fuzz_proc_cgroup fuzz_index_line fuzz_serve_query fuzz_goroutine_labels fuzz_kallsyms)
 if [ $# -ne 2 ] || ! [[ $2 =~ ^[0-9]+$ ]]; then
   echo "usage: tools/fuzz.sh TARGET|all SECONDS   (targets: ${ALL[*]})" >&2
   exit 2

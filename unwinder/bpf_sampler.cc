@@ -90,6 +90,7 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
     bpf_program__set_log_level(s->skel_->progs.sample_cpu, 2);  // every instruction
   }
   s->skel_->rodata->read_labels = opts.read_labels ? 1 : 0;
+  s->skel_->rodata->kernel_stacks = opts.kernel_stacks ? 1 : 0;
   int load_err = sampler_bpf__load(s->skel_);
   if (log_path != nullptr) {
     if (FILE* f = fopen(log_path, "w")) {
@@ -131,9 +132,10 @@ Status BpfSampler::Attach(int frequency_hz) {
   }
   auto on_sample = [](void* ctx, void* data, size_t size) -> int {
     auto* self = static_cast<BpfSampler*>(ctx);
-    sb_sample s{};
+    sb_cpu_sample s{};
     std::memcpy(&s, data, std::min(size, sizeof(s)));
-    if (s.nframes > SB_MAX_FRAMES) s.nframes = SB_MAX_FRAMES;
+    if (s.s.nframes > SB_MAX_FRAMES) s.s.nframes = SB_MAX_FRAMES;
+    if (s.kernel.nframes > SB_MAX_KERNEL_FRAMES) s.kernel.nframes = SB_MAX_KERNEL_FRAMES;
     if (self->cur_sample_fn_) (*self->cur_sample_fn_)(s);
     self->delivered_++;
     return 0;
@@ -227,6 +229,16 @@ sb_counters BpfSampler::Counters() const {
     for (int i = 0; i < SB_STOP_MAX; i++) total.stop[i] += c.stop[i];
     for (int i = 0; i < SB_CROSS_MAX; i++)
       for (int k = 0; k < 3; k++) total.crossing[i][k] += c.crossing[i][k];
+  }
+  return total;
+}
+
+sb_kernel_counters BpfSampler::KernelCounters() const {
+  sb_kernel_counters total{};
+  for (const auto& c : ReadPerCpu<sb_kernel_counters>(bpf_map__fd(skel_->maps.kernel_counters), 0)) {
+    total.in_kernel += c.in_kernel;
+    total.stacks += c.stacks;
+    total.errors += c.errors;
   }
   return total;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "ebpf/sampler.h"
 #include "ebpf/unwind/unwind_types.h"
 
 struct sampler_bpf;
@@ -25,6 +26,7 @@ struct SamplerOptions {
   // Frames per stack (1..SB_MAX_FRAMES): every tracked process's sb_proc_info.max_frames.
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
   bool read_labels = true;  // goroutine pprof labels on each sample (goroutine_labels.h)
+  bool kernel_stacks = false;  // each sample's kernel stack (bpf_get_stack) in sb_cpu_sample.kernel
 };
 
 struct BpfProgramStats {
@@ -50,12 +52,14 @@ class BpfSampler {
   Status TrackProcess(uint32_t pid, const sb_proc_info& info);
   void UntrackProcess(uint32_t pid);
 
-  using SampleFn = std::function<void(const sb_sample&)>;
+  // The record as sent (sb_cpu_sample: the kernel stack and the user sample).
+  using SampleFn = std::function<void(const sb_cpu_sample&)>;
   using NewProcessFn = std::function<void(uint32_t pid)>;
   // Waits up to timeout_ms for data, then delivers what is there. Returns samples delivered.
   int Poll(int timeout_ms, const SampleFn& on_sample, const NewProcessFn& on_new_process);
 
   sb_counters Counters() const;  // summed over CPUs
+  sb_kernel_counters KernelCounters() const;  // summed over CPUs
   BpfProgramStats ProgramStats() const;
 
  private:

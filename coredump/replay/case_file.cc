@@ -89,8 +89,10 @@ Result<CoreCase> ParseCase(std::string_view text) {
       if (!e.is_object()) return MakeError("case: " + where + "must be an object");
       CaseThread t;
       if (!GetU32(e, "lwp", &t.lwp, &err) || !GetString(e, "stop", &t.stop, &err, true) ||
-          !GetStrings(e, "crossed", &t.crossed, &err) || !GetStrings(e, "frames", &t.frames, &err))
+          !GetStrings(e, "crossed", &t.crossed, &err) || !GetStrings(e, "frames", &t.frames, &err) ||
+          !GetStrings(e, "labels", &t.labels, &err) || !GetString(e, "labels_status", &t.labels_status, &err, false))
         return fail(where);
+      t.has_labels = e.contains("labels") || e.contains("labels_status");
       c.threads.push_back(std::move(t));
     }
   }
@@ -129,8 +131,14 @@ std::string SerializeCase(const CoreCase& c) {
   for (const auto& f : c.faults) faults.push_back({{"address", Hex(f.address)}, {"lwp", f.lwp}});
   j["faults"] = faults;
   json threads = json::array();
-  for (const auto& t : c.threads)
-    threads.push_back({{"lwp", t.lwp}, {"stop", t.stop}, {"crossed", t.crossed}, {"frames", t.frames}});
+  for (const auto& t : c.threads) {
+    json e = {{"lwp", t.lwp}, {"stop", t.stop}, {"crossed", t.crossed}, {"frames", t.frames}};
+    if (t.has_labels) {
+      e["labels"] = t.labels;
+      e["labels_status"] = t.labels_status;
+    }
+    threads.push_back(std::move(e));
+  }
   j["threads"] = threads;
   return j.dump(2) + "\n";
 }

@@ -91,9 +91,13 @@ Result<CoreCase> LoadCase(const std::string& path) {
   return c;
 }
 
-std::vector<CaseThread> ToExpectations(const ReplayResult& r) {
+// with_labels: new cases, and rebased ones that had label expectations (older cases are
+// rebased in their own format).
+std::vector<CaseThread> ToExpectations(const ReplayResult& r, bool with_labels) {
   std::vector<CaseThread> out;
-  for (const auto& t : r.threads) out.push_back(CaseThread{t.lwp, t.stop, t.crossed, t.frames});
+  for (const auto& t : r.threads)
+    out.push_back(CaseThread{t.lwp, t.stop, t.crossed, t.frames, with_labels, with_labels ? t.labels : std::vector<std::string>{},
+                             with_labels ? t.labels_status : ""});
   return out;
 }
 
@@ -181,12 +185,59 @@ void AlignCgocallback(std::vector<std::string>* ours, std::vector<std::string>* 
 
 constexpr size_t kDelveDepth = 64;  // tools/coredump asks Delve for `goroutines -t 64`
 
+// Delve's `goroutines -l`: a goroutine's line is followed by `\tLabels: "k":"v", "k2":"v2"`
+// when it has labels, with `... (N more)` after the fifth. Per goroutine listed: its labels as
+// "k=v" (sorted), and whether Delve showed them all (no "more", every value under the 64 bytes
+// Delve loads of a string). Empty when the output has no `goroutines -l` listing.
+struct DelveLabels {
+  std::vector<std::string> labels;
+  bool complete = true;
+};
+std::map<uint64_t, DelveLabels> ParseDelveLabels(const std::string& text) {
+  std::map<uint64_t, DelveLabels> out;
+  if (text.find("#   goroutines -l") == std::string::npos) return out;
+  size_t pos = text.find("\n  Goroutine ");
+  // The first listing (plain `goroutines`) has no Labels lines; -l's ends at "[N goroutines]".
+  for (; pos != std::string::npos; pos = text.find("\n", pos + 1)) {
+    size_t eol = text.find('\n', pos + 1);
+    std::string line = text.substr(pos + 1, eol == std::string::npos ? std::string::npos : eol - pos - 1);
+    size_t g = line.find("Goroutine ");
+    if (g == std::string::npos || line.find(" - ") == std::string::npos || line[0] == '\t') continue;
+    uint64_t goid = strtoull(line.c_str() + g + 10, nullptr, 10);
+    if (eol == std::string::npos) break;
+    size_t next = text.find('\n', eol + 1);
+    std::string lab = text.substr(eol + 1, next == std::string::npos ? std::string::npos : next - eol - 1);
+    if (lab.rfind("\tLabels: ", 0) != 0) {
+      out.emplace(goid, DelveLabels{});  // listed without labels (or a plain listing: same)
+      continue;
+    }
+    DelveLabels d;
+    d.complete = lab.find(" more)") == std::string::npos;
+    // "k":"v" pairs, each string quoted (our workloads' labels need no escapes).
+    std::vector<std::string> strs;
+    for (size_t i = lab.find('"'); i != std::string::npos; i = lab.find('"', i + 1)) {
+      size_t j = lab.find('"', i + 1);
+      if (j == std::string::npos) break;
+      strs.push_back(lab.substr(i + 1, j - i - 1));
+      i = j;
+    }
+    for (size_t i = 0; i + 1 < strs.size(); i += 2) {
+      if (strs[i + 1].size() >= 64) d.complete = false;
+      d.labels.push_back(strs[i] + "=" + strs[i + 1]);
+    }
+    std::sort(d.labels.begin(), d.labels.end());
+    out[goid] = std::move(d);  // the -l listing comes last and wins
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::string& dlv_text,
                                           std::vector<std::string>* mismatches) {
   std::vector<std::string> compared;
   auto gs = ParseDelveGoroutines(dlv_text);
+  auto delve_labels = ParseDelveLabels(dlv_text);
   for (const auto& t : r.threads) {
     if (t.goid == 0) continue;
     auto it = gs.find(t.goid);
@@ -235,9 +286,27 @@ std::vector<std::string> CompareWithDelve(const ReplayResult& r, const std::stri
       else  // stopped early on purpose: what we have agrees with Delve
         equal = agree && n >= 1 && p + n == ours.size();
     }
+    // The goroutine's labels, where Delve listed them (`goroutines -l`): all of them equal, or
+    // the ones Delve shows are ours and ours are at least as many.
+    std::string labels_note;
+    if (auto dl = delve_labels.find(t.goid); dl != delve_labels.end()) {
+      const auto& want = dl->second.labels;
+      bool same = dl->second.complete ? t.labels == want
+                                      : want.size() <= t.labels.size() &&
+                                            std::all_of(want.begin(), want.end(), [&](const std::string& kv) {
+                                              // a cut value: ours starts with what Delve shows
+                                              size_t eq = kv.find('=');
+                                              return std::any_of(t.labels.begin(), t.labels.end(), [&](const std::string& o) {
+                                                return o.compare(0, kv.size(), kv) == 0 && o.size() > eq;
+                                              });
+                                            });
+      if (!same)
+        mismatches->push_back(who + ": labels [" + Join(t.labels, ",") + "], Delve [" + Join(want, ",") + "]");
+      labels_note = want.empty() ? "; no labels, as Delve" : "; labels " + Join(want, ",") + " as Delve";
+    }
     if (equal) {
       compared.push_back(who + ": frames agree with Delve's" + (truncated ? " (Delve shows 64)" : "") +
-                         (t.stop == "root" ? "" : " as far as ours go (" + t.stop + ")"));
+                         (t.stop == "root" ? "" : " as far as ours go (" + t.stop + ")") + labels_note);
     } else {
       mismatches->push_back(who + ": ours [" + Join(ours, " <- ") + "], Delve [" + Join(theirs, " <- ") + "]");
     }
@@ -371,6 +440,9 @@ Result<CaseReport> CheckCase(const std::string& case_json, const std::string& ca
     if (t.stop != want.stop) rep.differences.push_back(who + "stop " + t.stop + ", expected " + want.stop);
     if (t.crossed != want.crossed)
       rep.differences.push_back(who + "crossed [" + Join(t.crossed, ",") + "], expected [" + Join(want.crossed, ",") + "]");
+    if (want.has_labels && (t.labels != want.labels || t.labels_status != want.labels_status))
+      rep.differences.push_back(who + "labels " + t.labels_status + " [" + Join(t.labels, ",") + "], expected " +
+                                want.labels_status + " [" + Join(want.labels, ",") + "]");
     size_t n = std::max(t.frames.size(), want.frames.size());
     for (size_t i = 0; i < n; i++) {
       std::string a = i < t.frames.size() ? t.frames[i] : "(none)";
@@ -409,7 +481,8 @@ Status RebaseCase(const std::string& case_json, const std::string& cache) {
   CoreCase c;
   auto r = ReplayCase(case_json, cache, &c);
   if (!r.ok()) return MakeError(r.error());
-  c.threads = ToExpectations(*r);
+  bool with_labels = std::any_of(c.threads.begin(), c.threads.end(), [](const CaseThread& t) { return t.has_labels; });
+  c.threads = ToExpectations(*r, with_labels);
   c.go_version = r->go_version;
   return WriteFileAtomic(case_json, SerializeCase(c));
 }
@@ -464,7 +537,7 @@ Result<std::string> NewCase(const NewCaseOptions& o) {
   if (!r.ok()) return r.take_error();
   c.arch = r->arch;
   c.go_version = r->go_version;
-  c.threads = ToExpectations(*r);
+  c.threads = ToExpectations(*r, true);
   if (!o.dlv_output.empty()) {
     std::vector<std::string> bad;
     auto ok = CompareWithDelve(*r, o.dlv_output, &bad);

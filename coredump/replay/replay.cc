@@ -7,6 +7,7 @@
 #include "coredump/build_id_note.h"
 #include "coredump/core_file.h"
 #include "ebpf/unwind/host_unwind.h"
+#include "recorder/sample_labels.h"
 #include "symbolizer/binary.h"
 #include "unwinder/go_binary_facts.h"
 
@@ -229,6 +230,11 @@ Result<ReplayResult> Replay(const ReplayInput& in) {
     rt.faults_hit = r.faults_hit;
     rt.reads = r.reads;
     if (r.sample.flags & SB_SAMPLE_HAS_GOID) rt.goid = r.sample.goid;
+    // Labels as the sampler reads them after its unwind: of the g the walk names (goid_g).
+    std::set<uint64_t> label_faults;  // an injected fault is the unwind's to hit, not the labels'
+    sb_labels labels = unwind::ReadLabelsOnHost(hin, r.sample.goid_g, &label_faults);
+    rt.labels_status = recorder::LabelsStatusName(labels.status);
+    for (const auto& [k, v] : recorder::LabelsOf(labels)) rt.labels.push_back(k + "=" + v);
     result.threads.push_back(std::move(rt));
   }
   return result;

@@ -36,6 +36,11 @@ struct ReplayedThread {
   std::set<uint64_t> faults_hit;
   std::vector<uint64_t> reads;  // addresses read, in order (ReplayInput::record_reads)
   uint64_t goid = 0;
+  // The pprof labels of the goroutine the stack is labelled with (the crossed one under a
+  // switch), read by the sampler's goroutine_labels.h: "key=value" sorted, and how they were
+  // read ("ok", "none", "off" with no goroutine, ...).
+  std::vector<std::string> labels;
+  std::string labels_status;
 };
 
 struct ReplayResult {

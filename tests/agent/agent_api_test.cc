@@ -103,6 +103,15 @@ TEST(AgentApiTest, CapturesProcessesAndCountersWhileRunning) {
   uint64_t unwound = 0;
   for (const auto& [k, n] : c.samples_by_stop_reason) unwound += n;
   EXPECT_GT(unwound, 0u);
+  // The binary cache holds the demo's executable (its mapped size, within the default bound),
+  // and kernel stacks are on by default: each sample in the kernel got one or is counted failed
+  // (the counters are read while the sampler runs: a CPU may be between the two increments).
+  EXPECT_GT(c.binary_cache_bytes, 0u);
+  EXPECT_EQ(c.binary_cache_entries, 1u);
+  EXPECT_EQ(c.binary_cache_evictions, 0u);
+  EXPECT_LE(c.kernel_stacks + c.kernel_stack_errors, c.kernel_in_kernel);
+  EXPECT_LE(c.kernel_in_kernel - c.kernel_stacks - c.kernel_stack_errors,
+            static_cast<uint64_t>(std::thread::hardware_concurrency()));
   EXPECT_FALSE((*agent)->Processes()[0].latest_window_file.empty());
 
   // The process exits: the agent writes its last window and stops (--pid).

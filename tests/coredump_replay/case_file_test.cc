@@ -1,6 +1,14 @@
 #include "coredump/replay/case_file.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
+
+#include "coredump/replay/case_runner.h"
 
 namespace sb::coredump {
 namespace {
@@ -43,6 +51,39 @@ TEST(CaseFile, SerializeRoundTrips) {
   EXPECT_EQ(again->threads[0].crossed, c->threads[0].crossed);
 }
 
+// Goroutine labels per thread (cases since issue 14): optional, so older cases parse and
+// serialize exactly as before, and a thread with labels keeps them through a round trip.
+TEST(CaseFile, LabelsAreOptionalPerThread) {
+  auto old = ParseCase(kCase);
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->threads[0].has_labels);
+  EXPECT_EQ(SerializeCase(*old).find("labels"), std::string::npos);
+
+  std::string with = kCase;
+  std::string frames_end = R"(asm_amd64.s:1594"]})";
+  with.replace(with.find(frames_end), frames_end.size(),
+               R"(asm_amd64.s:1594"], "labels": ["alloc=big", "k=v"], "labels_status": "ok"},
+               {"lwp": 8, "stop": "root", "labels": [], "labels_status": "none"}, {"lwp": 9, "stop": "root"})");
+  auto c = ParseCase(with);
+  ASSERT_TRUE(c.ok()) << c.error();
+  ASSERT_EQ(c->threads.size(), 3u);
+  EXPECT_TRUE(c->threads[0].has_labels);
+  EXPECT_EQ(c->threads[0].labels, (std::vector<std::string>{"alloc=big", "k=v"}));
+  EXPECT_EQ(c->threads[0].labels_status, "ok");
+  EXPECT_TRUE(c->threads[1].has_labels);  // expects none
+  EXPECT_TRUE(c->threads[1].labels.empty());
+  EXPECT_FALSE(c->threads[2].has_labels);  // not compared
+  auto again = ParseCase(SerializeCase(*c));
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(SerializeCase(*again), SerializeCase(*c));
+  EXPECT_EQ(again->threads[1].labels_status, "none");
+  EXPECT_FALSE(again->threads[2].has_labels);
+
+  auto bad = ParseCase(R"({"name":"x","arch":"amd64","core":"c","threads":[{"lwp":1,"stop":"root","labels":"a=b"}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("labels"), std::string::npos) << bad.error();
+}
+
 TEST(CaseFile, BadInputNamesTheProblem) {
   struct Bad {
     const char* json;
@@ -62,6 +103,43 @@ TEST(CaseFile, BadInputNamesTheProblem) {
     ASSERT_FALSE(c.ok()) << b.json;
     EXPECT_NE(c.error().find(b.says), std::string::npos) << b.json << " -> " << c.error();
   }
+}
+
+// A labelled case (a goroutine labelled alloc=big under systemstack) fails when its expected
+// labels differ from the replay's, and passes with them, or without any (the older format).
+TEST(CaseFile, LabelsOfALabelledCaseAreCompared) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("case-labels-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::create_directory_symlink(fs::path(SB_CASES_DIR) / "blobs", dir / "blobs");
+  std::ifstream in(std::string(SB_CASES_DIR) + "/amd64-go1.19.8-labels.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto c = ParseCase(ss.str());
+  ASSERT_TRUE(c.ok()) << c.error();
+  std::string cache = (dir / "cache").string();
+  auto check = [&](const CoreCase& k) {
+    std::ofstream(dir / "x.json") << SerializeCase(k);
+    auto r = CheckCase((dir / "x.json").string(), cache);
+    EXPECT_TRUE(r.ok()) << r.error();
+    return r.ok() ? *r : CaseReport{};
+  };
+  EXPECT_TRUE(check(*c).passed);
+  CoreCase changed = *c;
+  bool found = false;
+  for (auto& t : changed.threads)
+    if (t.labels == std::vector<std::string>{"alloc=big"}) t.labels = {"alloc=small"}, found = true;
+  ASSERT_TRUE(found);
+  CaseReport bad = check(changed);
+  EXPECT_FALSE(bad.passed);
+  ASSERT_EQ(bad.differences.size(), 1u);
+  EXPECT_NE(bad.differences[0].find("labels ok [alloc=big], expected ok [alloc=small]"), std::string::npos)
+      << bad.differences[0];
+  CoreCase none = *c;
+  for (auto& t : none.threads) t.has_labels = false;
+  EXPECT_TRUE(check(none).passed);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ TEST(FuzzRegressionTest, PprofReader) {
   EXPECT_GT(Replay("fuzz_pprof_reader", FuzzPprofReader), 0);
 }
 TEST(FuzzRegressionTest, ProcCgroup) { EXPECT_GT(Replay("fuzz_proc_cgroup", FuzzProcCgroup), 0); }
+TEST(FuzzRegressionTest, Kallsyms) { EXPECT_GT(Replay("fuzz_kallsyms", FuzzKallsyms), 0); }
 TEST(FuzzRegressionTest, IndexLine) { EXPECT_GT(Replay("fuzz_index_line", FuzzIndexLine), 0); }
 TEST(FuzzRegressionTest, CoreFile) { EXPECT_GT(Replay("fuzz_core_file", FuzzCoreFile), 0); }
 TEST(FuzzRegressionTest, CaseFile) { EXPECT_GT(Replay("fuzz_case_file", FuzzCaseFile), 0); }

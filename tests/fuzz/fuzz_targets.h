@@ -24,5 +24,6 @@ int FuzzProcCgroup(const uint8_t* data, size_t size);   // agent/cgroup_info
 int FuzzIndexLine(const uint8_t* data, size_t size);    // agent/window_index
 int FuzzServeQuery(const uint8_t* data, size_t size);   // serve/ query, --listen, spool .json
 int FuzzGoroutineLabels(const uint8_t* data, size_t size);  // ebpf/unwind/goroutine_labels.h
+int FuzzKallsyms(const uint8_t* data, size_t size);     // symbolizer/kallsyms
 
 }  // namespace sb::fuzz

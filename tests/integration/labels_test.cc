@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/label_shares.h"
 #include "tests/common/shell_util.h"
 #include "tests/integration/record_harness.h"
 
@@ -34,29 +35,10 @@ constexpr double kMinShare = 0.03;
 // switchback's own labels, not the goroutine's.
 const std::set<std::string> kOwnLabels = {"pid", "tid", "goroutine", "thread", "switches"};
 
-std::map<std::string, std::string> GoroutineLabels(const Sample& s) {
-  std::map<std::string, std::string> out;
-  for (const auto& [k, v] : s.labels)
-    if (!kOwnLabels.count(k)) out[k] = v;
-  return out;
-}
-
-std::string SetKey(const std::map<std::string, std::string>& l) {
-  std::string k;
-  for (const auto& [key, v] : l) k += (k.empty() ? "" : ",") + key + "=" + v;
-  return k.empty() ? "(none)" : k;
-}
-
+std::map<std::string, std::string> GoroutineLabels(const Sample& s) { return sb::test::LabelsExcept(s, kOwnLabels); }
+std::string SetKey(const std::map<std::string, std::string>& l) { return sb::test::LabelSetKey(l); }
 std::map<std::string, double> SetShares(const ProfileData& p, int64_t* total) {
-  std::map<std::string, int64_t> n;
-  *total = 0;
-  for (const auto& s : p.samples) {
-    n[SetKey(GoroutineLabels(s))] += s.count;
-    *total += s.count;
-  }
-  std::map<std::string, double> out;
-  for (const auto& [k, c] : n) out[k] = *total ? static_cast<double>(c) / static_cast<double>(*total) : 0;
-  return out;
+  return sb::test::LabelSetShares(p, kOwnLabels, total);
 }
 
 bool Has(const std::vector<std::string>& frames, const std::string& fn) {

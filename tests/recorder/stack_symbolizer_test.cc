@@ -104,6 +104,83 @@ TEST(StackSymbolizer, NonPieExecutable) { CheckDemoStacks("demo"); }
 TEST(StackSymbolizer, PieExecutableUsesTheLoadBias) { CheckDemoStacks("demo-pie"); }
 TEST(StackSymbolizer, StrippedExecutable) { CheckDemoStacks("demo-stripped"); }
 
+// Kernel frames go above (leaf side of) the user stack, in the mapping [kernel.kallsyms], named
+// from the kernel symbols (a return address looked up at the call); the executable's mapping
+// stays the profile's first; a sample in the kernel without its kernel stack is not whole and
+// says so with a leaf-side pseudo-frame.
+TEST(StackSymbolizer, KernelFramesAboveTheUserStack) {
+  LiveDemo demo(std::string(SB_TESTDATA_BIN) + "/demo");
+  sym::BinaryCache cache;
+  ProcessTracker tracker(&cache, nullptr);
+  auto p = tracker.Track(demo.pid(), true);
+  ASSERT_TRUE(p.ok()) << p.error();
+  auto leaf = (*p)->binary->go()->FindFuncByName("main.leafAdd");
+  auto goexit = (*p)->binary->go()->FindFuncByName("runtime.goexit");
+  ASSERT_TRUE(leaf && goexit);
+  auto ks = sym::KernelSymbols::Parse(
+      "ffffffff81200000 T vfs_write\nffffffff81200400 T ksys_write\nffffffff81300000 T do_syscall_64\n");
+  ASSERT_TRUE(ks.ok()) << ks.error();
+
+  sb_cpu_sample rec{};
+  sb_sample& s = rec.s;
+  s.pid = demo.pid();
+  s.tid = demo.pid();
+  s.stop_reason = SB_STOP_ROOT;
+  s.frames[0] = leaf->entry + (*p)->bias;
+  s.frames[1] = goexit->entry + (*p)->bias + 1;
+  s.nframes = 2;
+  s.exact[0] = 1;
+  rec.kernel.status = SB_KSTACK_OK;
+  rec.kernel.frames[0] = 0xffffffff81200010;  // the interrupted pc, in vfs_write
+  rec.kernel.frames[1] = 0xffffffff81200400;  // a return address: the call before it is in vfs_write
+  rec.kernel.frames[2] = 0xffffffff81300020;
+  rec.kernel.nframes = 3;
+  EXPECT_TRUE(IsWhole(rec));
+  sb_cpu_sample missing = rec;
+  missing.kernel.status = SB_KSTACK_ERROR;
+  missing.kernel.nframes = 0;
+  EXPECT_FALSE(IsWhole(missing));
+  EXPECT_FALSE(IsWhole(SampleAggregator::KeyOf(missing)));
+  sb_cpu_sample user = rec;  // interrupted user code: no kernel stack, whole
+  user.kernel.status = SB_KSTACK_USER;
+  user.kernel.nframes = 0;
+  EXPECT_TRUE(IsWhole(user));
+
+  SampleAggregator agg;
+  agg.Add(rec);
+  agg.Add(missing);
+  agg.Add(missing);
+  agg.Add(user);
+  agg.Add(user);
+  agg.Add(user);
+  SymbolizeOptions so{1000000};
+  so.kernel = &*ks;
+  auto d = SymbolizeStacks(agg, tracker, so);
+  ASSERT_EQ(d.samples.size(), 3u);
+  ASSERT_FALSE(d.mappings.empty());
+  EXPECT_NE(d.mappings.front().file, kKernelMappingName) << "the executable's mapping comes first";
+  for (const auto& smp : d.samples) {
+    std::vector<std::string> names, files;
+    for (uint32_t li : smp.locations) {
+      const auto& loc = d.locations[li];
+      names.push_back(loc.lines.back().function);
+      files.push_back(loc.mapping_index >= 0 ? d.mappings[loc.mapping_index].file : "");
+    }
+    if (smp.count == 1) {
+      EXPECT_EQ(names, (std::vector<std::string>{"vfs_write", "vfs_write", "do_syscall_64", "main.leafAdd",
+                                                 "runtime.goexit"}));
+      EXPECT_EQ(files[0], kKernelMappingName);
+      EXPECT_EQ(files[2], kKernelMappingName);
+      EXPECT_NE(files[3], kKernelMappingName);
+    } else if (smp.count == 2) {
+      EXPECT_EQ(names, (std::vector<std::string>{kKernelStackMissing, "main.leafAdd", "runtime.goexit"}));
+      EXPECT_EQ(files[0], kKernelMappingName);
+    } else {
+      EXPECT_EQ(names, (std::vector<std::string>{"main.leafAdd", "runtime.goexit"}));
+    }
+  }
+}
+
 TEST(StackSymbolizer, CrossedSwitchesLabel) {
   EXPECT_EQ(CrossedSwitches(0), "");
   EXPECT_EQ(CrossedSwitches((1u << SB_CROSS_LEAF) | (1u << SB_CROSS_SYSTEMSTACK)), "leaf,systemstack");

@@ -155,6 +155,77 @@ TEST(BinaryCacheTest, IdentityAndReload) {
   EXPECT_FALSE(cache.Get(dir + "/missing").ok());
 }
 
+// The cache is bounded in mapped file bytes: least recently used out first, but never a binary
+// someone still holds (a followed process), and never the one just loaded.
+TEST(BinaryCacheTest, BoundedLeastRecentlyUsed) {
+  std::string dir = test::MakeTempDir("lru");
+  // Four distinct files (identity is the inode) of one size.
+  std::vector<std::string> paths;
+  for (const char* n : {"a", "b", "c", "d"}) {
+    paths.push_back(dir + "/" + n);
+    ASSERT_EQ(RunCommand("cp /bin/true " + Quote(paths.back())).status, 0);
+  }
+  uint64_t size = 0;
+  {
+    BinaryCache probe;
+    auto b = probe.Get(paths[0]);
+    ASSERT_TRUE(b.ok()) << b.error();
+    size = (*b)->elf().bytes().size();
+    EXPECT_EQ(probe.Stats().bytes, size);
+  }
+  ASSERT_GT(size, 0u);
+  BinaryCache cache(size * 5 / 2);  // room for two
+  auto get = [&](int i) {
+    auto b = cache.Get(paths[i]);
+    EXPECT_TRUE(b.ok()) << b.error();
+    return b.ok() ? b->get() : nullptr;
+  };
+  Binary* a = get(0);
+  Binary* b = get(1);
+  EXPECT_EQ(get(0), a);  // a is now the most recently used: b goes first
+  get(2);
+  BinaryCacheStats st = cache.Stats();
+  EXPECT_EQ(st.entries, 2u);
+  EXPECT_EQ(st.bytes, 2 * size);
+  EXPECT_LE(st.bytes, st.max_bytes);
+  EXPECT_EQ(st.evictions, 1u);
+  EXPECT_EQ(st.hits, 1u);
+  EXPECT_EQ(st.misses, 3u);
+  EXPECT_EQ(get(0), a);              // still cached: a hit
+  EXPECT_EQ(cache.Stats().misses, 3u);
+  EXPECT_NE(get(1), nullptr);        // b was evicted: loaded again (c goes now)
+  EXPECT_EQ(cache.Stats().misses, 4u);
+  EXPECT_EQ(cache.Stats().evictions, 2u);
+  (void)b;
+
+  // A held binary survives any pressure; the bound is exceeded only by binaries in use.
+  auto held = cache.Get(paths[3]);
+  ASSERT_TRUE(held.ok());
+  cache.set_max_bytes(size / 2);  // room for none
+  st = cache.Stats();
+  EXPECT_EQ(st.entries, 1u);  // only the held one
+  EXPECT_EQ(st.bytes, size);
+  auto again = cache.Get(paths[3]);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), held->get());  // the same object, not reloaded
+  std::weak_ptr<Binary> weak = *held;
+  held = MakeError("let go");
+  again = MakeError("let go");
+  EXPECT_FALSE(weak.expired());  // cached until the next trim
+  cache.Trim();
+  EXPECT_TRUE(weak.expired());
+  EXPECT_EQ(cache.Stats().bytes, 0u);
+  EXPECT_EQ(cache.Stats().entries, 0u);
+
+  // Forget keeps the byte count right.
+  cache.set_max_bytes(0);  // unbounded
+  auto f = cache.Get(paths[0]);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(cache.Stats().bytes, size);
+  cache.Forget(f->get());
+  EXPECT_EQ(cache.Stats().bytes, 0u);
+}
+
 TEST(BinaryCacheTest, Vdso) {
   BinaryCache cache;
   auto v = cache.Vdso();

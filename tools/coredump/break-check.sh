@@ -11,12 +11,14 @@ cd "$(dirname "$0")/../.."
 scratch=${1:-/tmp/switchback-break-check}
 rm -rf "$scratch/src" && mkdir -p "$scratch/src"  # keeps $scratch/cache (extracted cases) between runs
 git archive HEAD | tar -x -C "$scratch/src"
-core=$scratch/src/ebpf/unwind/unwind_core.h
-cp "$core" "$scratch/unwind_core.h.orig"
+unwind=$scratch/src/ebpf/unwind
+cp "$unwind/unwind_core.h" "$scratch/unwind_core.h.orig"
+cp "$unwind/goroutine_labels.h" "$scratch/goroutine_labels.h.orig"
 cmake -S "$scratch/src" -B "$scratch/build" -G Ninja >/dev/null
-ninja -C "$scratch/build" switchback unwind_core_test >/dev/null
+ninja -C "$scratch/build" switchback unwind_core_test goroutine_labels_test >/dev/null
 
-# name | exact line (fixed string, \n for a newline; no '|' in it) | replacement
+# name | exact line (fixed string, \n for a newline; no '|' in it) | replacement [| file in
+# ebpf/unwind/, default unwind_core.h]
 mutations=(
   "leaf (amd64 pcsp slot)|    sb_u64 slot = st->w->sp + (sb_u64)delta;|    sb_u64 slot = st->w->sp;"
   "systemstack (amd64 curg.sched.bp)|  sb_switch_to(st, caller, sp + 8, bp);|  sb_switch_to(st, caller, sp + 8, 0);"
@@ -43,13 +45,17 @@ mutations=(
   "newstack morebuf (caller binding)|    if (want_caller_sp != 0 && (ret != want_caller_pc || (SB_ARM64(st) ? sp : sp + 8) != want_caller_sp))|    if (0)"
   "newstack morebuf (running goroutine)|  if (gp_m != 0 && !(gp_m == st->w->m && gp == st->w->curg))|  if (0)"
   "newstack morebuf (CFA)|  if (cfa != st->w->sp) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);|"
+  "labels: slice entry's value (1.24+)|    if (sb_read_label(env, e, e + 16, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|    if (sb_read_label(env, e, e, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|goroutine_labels.h"
+  "labels: hmap bucket's elems (<=1.23)|      sb_u64 v = bucket + SB_BMAP_ELEMS + (sb_u64)i * 16;|      sb_u64 v = bucket + SB_BMAP_KEYS + (sb_u64)i * 16;|goroutine_labels.h"
 )
 printf '%-38s %s\n' "break" "cases failing | unit tests failing"
 status=0
 for m in "${mutations[@]}"; do
-  IFS='|' read -r name from to <<<"$m"
+  IFS='|' read -r name from to file <<<"$m"
   [[ -z ${BREAKS:-} || $name =~ $BREAKS ]] || continue
-  cp "$scratch/unwind_core.h.orig" "$core"
+  cp "$scratch/unwind_core.h.orig" "$unwind/unwind_core.h"
+  cp "$scratch/goroutine_labels.h.orig" "$unwind/goroutine_labels.h"
+  core=$unwind/${file:-unwind_core.h}
   FROM="$from" TO="$to" python3 - "$core" <<'PY'
 import os, sys
 p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
@@ -57,12 +63,14 @@ f = f.replace("\\n", "\n"); t = os.environ["TO"].replace("\\n", "\n")
 if s.count(f) != 1: sys.exit(f"mutation target not found exactly once: {f!r}")
 open(p, "w").write(s.replace(f, t))
 PY
-  ninja -C "$scratch/build" switchback unwind_core_test >/dev/null
+  ninja -C "$scratch/build" switchback unwind_core_test goroutine_labels_test >/dev/null
   out=$("$scratch/build/tools/switchback" coredump check testdata/coredumps --cache "$scratch/cache" || true)
   failing=$(grep -E ' (FAIL|ERROR) ' <<<"$out" | awk '{print $1}' | paste -sd, -)
-  tests=$("$scratch/build/tests/unwind/unwind_core_test" 2>/dev/null | sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_.]*\)$/\1/p' | sort -u | paste -sd, - || true)
+  tests=$( { "$scratch/build/tests/unwind/unwind_core_test"; "$scratch/build/tests/unwind/goroutine_labels_test"; } 2>/dev/null |
+    sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_.]*\)$/\1/p' | sort -u | paste -sd, - || true)
   printf '%-38s %s | %s\n' "$name" "${failing:--}" "${tests:--}"
   [[ -n $failing || -n $tests ]] || { echo "  NOT CAUGHT: $name"; status=1; }
 done
-cp "$scratch/unwind_core.h.orig" "$core"
+cp "$scratch/unwind_core.h.orig" "$unwind/unwind_core.h"
+cp "$scratch/goroutine_labels.h.orig" "$unwind/goroutine_labels.h"
 exit $status

@@ -20,10 +20,14 @@ if [ "$STATE" = all ]; then
 	for s in $STATES; do "$0" "$s" "$OUT" || rc=1; done
 	exit $rc
 fi
-case " $STATES " in *" $STATE "*) ;; *) die "unknown state $STATE (one of: $STATES)";; esac
+case " $STATES $EXTRA_STATES " in *" $STATE "*) ;; *) die "unknown state $STATE (one of: $STATES $EXTRA_STATES)";; esac
 [ "$(uname -m)" = x86_64 ] || die "amd64 host required"
 
-BIN=$(build_corecases amd64 "$STATE" "$OUT")
+if [ "$STATE" = labels ]; then
+	BIN=$(build_labels amd64 "$OUT") RUN_ARGS="-duration 0"
+else
+	BIN=$(build_corecases amd64 "$STATE" "$OUT") RUN_ARGS="-state $STATE"
+fi
 GOVER=$(go_version)
 
 # Where to stop, per state.
@@ -31,6 +35,9 @@ MODE=break PICK="" BP="" EXTRA_ARGS="" RUN_ENV="" KILL_SIG=""
 case $STATE in
 leaf)        BP="*$(printf '0x%x' $(( $(func_addr "$BIN" main.leaf) + 3 )))" ;;  # 2nd instruction of the frameless leaf
 systemstack) BP="'runtime.(*mheap).alloc.func1'" ;;
+labels)      # the goroutine labelled alloc=big allocates 1 MiB objects: on g0 under systemstack,
+             # while the others spin with their labels (8 on one, none on another)
+             BP="'runtime.(*mheap).alloc.func1'" ;;
 mcall-curg)  BP="'runtime.park_m'" ;;
 dropg|gosched)
 	fn=park_m; [ "$STATE" = gosched ] && fn=goschedImpl
@@ -59,7 +66,7 @@ rm -f "$OUT/$STATE".{core,gdb-bt.txt,gdb.json,gdb-error.txt,dlv.txt,meta.json}
 
 # Start the program and wait for "ready".
 # shellcheck disable=SC2086
-env $RUN_ENV "$BIN" -state "$STATE" $EXTRA_ARGS >"$FIFO_DIR/stdout" 2>"$FIFO_DIR/stderr" &
+env $RUN_ENV "$BIN" $RUN_ARGS $EXTRA_ARGS >"$FIFO_DIR/stdout" 2>"$FIFO_DIR/stderr" &
 PID=$!
 disown "$PID"  # no job-control "Killed" notice when we kill it
 for _ in $(seq 100); do grep -q '^ready' "$FIFO_DIR/stdout" && break; sleep 0.05; done

@@ -6,6 +6,8 @@ REPO_ROOT=$(cd "$COREDUMP_DIR/../.." && pwd)
 CORECASES_SRC="$REPO_ROOT/testdata/corecases"
 GO=${GO:-go}
 STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale stale-parked"
+# amd64 only, not in `all`: a core of testdata/workloads/labels (goroutine pprof labels, issue 14)
+EXTRA_STATES="labels"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
@@ -28,6 +30,17 @@ build_corecases() {
 	(cd "$CORECASES_SRC" && env GOOS=linux GOARCH=$arch CGO_ENABLED=$cgo ${cc:+CC=$cc} \
 		"$GO" build -trimpath $tags -o "$out/$name.$arch" .) >&2 || die "build failed"
 	echo "$out/$name.$arch"
+}
+
+# build_labels GOARCH OUT: builds testdata/workloads/labels (goroutines with pprof labels, one
+# allocating large objects on g0 under systemstack) into OUT and prints its path; the `labels`
+# state runs it instead of corecases.
+build_labels() {
+	local arch=$1 out=$2
+	mkdir -p "$out"
+	(cd "$REPO_ROOT/testdata/workloads/labels" && env GOOS=linux GOARCH=$arch CGO_ENABLED=0 \
+		"$GO" build -trimpath -o "$out/labels.$arch" .) >&2 || die "build failed"
+	echo "$out/labels.$arch"
 }
 
 # dropg_lines FUNC: "L N": the line of the `dropg()` call inside runtime FUNC in this toolchain's
@@ -69,6 +82,7 @@ dlv_oracle() {
 		echo threads
 		echo goroutines
 		echo "goroutines -t 64"
+		echo "goroutines -l"  # each goroutine's pprof labels (the replay's labels are checked against them)
 		for lwp in "$@"; do
 			echo "thread $lwp"
 			echo "stack 64"

@@ -14,7 +14,7 @@ states=("$@")
 must_cross() {  # the crossing a state proves, per arch
   case "$1/$arch" in
     leaf/*) echo leaf ;;
-    systemstack/*) echo systemstack ;;
+    systemstack/*|labels/amd64) echo systemstack ;;
     mcall-curg/*|dropg/amd64|gosched/amd64) echo mcall ;;
     morestack/amd64) echo morestack ;;  # the arm64 capture sits in copystack: a named stop
     cgo/*) echo asmcgocall ;;

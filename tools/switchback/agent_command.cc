@@ -30,6 +30,8 @@ struct AgentArgs {
   std::string exe;
   std::string cgroup;
   bool goroutine_labels = false;
+  bool kernel = true;
+  std::string binary_cache = "256MiB";
   std::string keep;
   std::string max_disk;
   std::string host;
@@ -63,6 +65,10 @@ int RunAgent(const AgentArgs& a) {
   o.selection.exe_regex = a.exe;
   o.selection.cgroup = a.cgroup;
   o.goroutine_labels = a.goroutine_labels;
+  o.kernel = a.kernel;
+  auto bc = agent::ParseSize(a.binary_cache);
+  if (!bc.ok()) return Fail("--binary-cache: " + bc.error());
+  o.binary_cache_bytes = *bc;
   if (!a.keep.empty()) {
     auto k = agent::ParseDuration(a.keep);
     if (!k.ok()) return Fail("--keep: " + k.error());
@@ -124,6 +130,13 @@ void AddAgentCommand(CLI::App& app, Runner* run) {
   cmd->add_flag("--goroutine-labels", args->goroutine_labels,
                 "add each sample's goroutine id (off by default: over a window it makes almost\n"
                 "every sample unique and the files several times larger)");
+  cmd->add_flag("--kernel,!--no-kernel", args->kernel,
+                "each sample's kernel stack above its user stack (where a Go program spends its\n"
+                "time in write, epoll_wait or page faults), symbolized from /proc/kallsyms into the\n"
+                "mapping [kernel.kallsyms] (default on; --no-kernel: user stacks only)");
+  cmd->add_option("--binary-cache", args->binary_cache,
+                  "bound of the parsed binaries kept for symbolizing (their mapped file bytes;\n"
+                  "least recently used first out, binaries in use stay; default 256MiB)");
   cmd->add_option("--keep", args->keep, "delete windows older than this (e.g. 24h, 7d); default: keep");
   cmd->add_option("--max-disk", args->max_disk,
                   "delete the oldest windows while DIR holds more than this (e.g. 1GiB, 500MiB)");

@@ -51,6 +51,7 @@ class AgentSource : public serve::ProfileSource {
     s.retention_deletions = c.retention_deletions;
     s.bpf_run_ns = c.bpf_run_ns;
     s.bpf_run_count = c.bpf_run_count;
+    s.binary_cache_bytes = c.binary_cache_bytes;
     return s;
   }
   Result<profile::ProfileData> Capture(const serve::CaptureFilter& f, std::chrono::milliseconds d,

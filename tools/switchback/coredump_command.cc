@@ -266,6 +266,11 @@ void PrintThreads(const coredump::ReplayResult& r, long lwp, bool reads) {
     printf("thread %u%s: %s%s\n", t.lwp, t.goid ? fmt::format(" (goroutine {})", t.goid).c_str() : "",
            t.stop.c_str(), crossed.empty() ? "" : (", crossed " + crossed).c_str());
     for (const auto& f : t.frames) printf("  %s\n", f.c_str());
+    if (!t.labels.empty()) {
+      std::string l;
+      for (const auto& kv : t.labels) l += (l.empty() ? "" : ", ") + kv;
+      printf("  labels (%s): %s\n", t.labels_status.c_str(), l.c_str());
+    }
     if (reads) {
       printf("  reads:");
       for (uint64_t a : t.reads) printf(" 0x%llx", static_cast<unsigned long long>(a));

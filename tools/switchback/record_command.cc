@@ -37,6 +37,7 @@ struct RecordArgs {
   bool compare_fp_walk = false;
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
   bool no_labels = false;
+  bool kernel = false;
 };
 
 int Fail(const std::string& msg) {
@@ -65,6 +66,7 @@ int RunRecord(const RecordArgs& a) {
   opts.compare_fp_walk = a.compare_fp_walk;
   opts.max_frames = a.max_frames;
   opts.labels = !a.no_labels;
+  opts.kernel = a.kernel;
   opts.stop = &g_stop;
   bool tty = isatty(STDERR_FILENO) && !a.quiet;
   // Warnings go out even with --quiet: they say the profile may be read wrongly later.
@@ -154,6 +156,9 @@ void AddRecordCommand(CLI::App& app, Runner* run) {
   cmd->add_flag("--no-labels", args->no_labels,
                 "do not read goroutine pprof labels (pprof.Do, SetGoroutineLabels); by default each\n"
                 "sample carries its goroutine's labels as pprof string labels beside pid/thread");
+  cmd->add_flag("--kernel,!--no-kernel", args->kernel,
+                "add each sample's kernel stack (bpf_get_stack) above its user stack, symbolized\n"
+                "from /proc/kallsyms into the mapping [kernel.kallsyms] (default off for record)");
   cmd->callback([args, run] {
     *run = [args] {
       if (args->pids.empty() && !args->all) return Fail("give --pid PID (repeatable) or --all");

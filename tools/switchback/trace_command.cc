@@ -20,6 +20,7 @@
 #include "base/file_util.h"
 #include "ebpf/unwind/host_unwind.h"
 #include "exitprobe/call_paths.h"
+#include "exitprobe/process_image.h"
 #include "recorder/process_tracker.h"
 #include "unwinder/go_binary_facts.h"
 #include "exitprobe/report.h"
@@ -126,6 +127,7 @@ int RunTrace(const TraceArgs& a) {
   sym::BinaryCache cache;
   recorder::ProcessTracker tracker(&cache, nullptr);
   std::string stacks_note;
+  std::shared_ptr<const unwinder::GoBinaryFacts> stack_facts;
   if (a.stacks) {
     if (!(*bin)->go()) return Fail("--stacks needs a Go binary (the unwinder walks Go stacks)");
     if (plan->uretprobe) return Fail("--stacks needs exit probes on the RETs, not uretprobes");
@@ -150,11 +152,13 @@ int RunTrace(const TraceArgs& a) {
       auto f = unwinder::AnalyzeGoBinary(**bin, path);
       if (!f.ok()) return Fail(f.error());
       facts = *f;
-      // Link-time addresses are the runtime ones for every process of a non-PIE binary.
+      // Link-time addresses are the runtime ones for every process of a non-PIE binary; a PIE
+      // one is loaded elsewhere in each process: BPF relocates these facts for each process by
+      // the load bias its first exit proves (exitprobe.bpf.c proc_facts_at).
       if (!facts->pie) topts.procs.push_back({0, unwinder::MakeProcInfo(*facts, 0, 0)});
-      else stacks_note = "--stacks with --binary of a PIE executable: no call paths (its load address differs per "
-                         "process); use --pid";
+      else topts.proc_template = unwinder::MakeProcInfo(*facts, 0, 0);
     }
+    stack_facts = facts;
     if (!facts->has_offsets)
       stacks_note = "runtime offsets unknown for this binary: call paths stop at the first stack switch (no_offsets)";
     topts.sp_deltas = facts->sp_deltas;
@@ -180,16 +184,34 @@ int RunTrace(const TraceArgs& a) {
 
   exitprobe::CallPathAggregator paths;
   std::set<uint32_t> seen_pids;
+  size_t adopted = 0;
   exitprobe::Tracer::StackFn on_stack = [&](const sb_xp_stack& ev) {
-    // Symbolization needs the process's maps: read them while it runs.
-    if (seen_pids.insert(ev.s.pid).second && !tracker.Find(ev.s.pid)) (void)tracker.Track(ev.s.pid, true);
+    // Symbolization needs the process's maps: read them while it runs. One that has exited
+    // already is placed by the load bias its path carries (its executable's segments).
+    if (seen_pids.insert(ev.s.pid).second) {
+      bool gone = !tracker.Find(ev.s.pid) && !tracker.Track(ev.s.pid, true).ok();
+      if (gone) {
+        tracker.Adopt(exitprobe::ProcessFromLoadBias(ev.s.pid, path, *bin, stack_facts, ev.bias));
+        adopted++;
+      }
+      if (!a.quiet && !a.pid)
+        fprintf(stderr, "%sswitchback: call paths of process %u (%s, load bias 0x%llx)\n", tty ? "\r\033[K" : "", ev.s.pid,
+                gone ? "exited already" : "running", static_cast<unsigned long long>(ev.bias));
+    }
     paths.Add(ev);
   };
   if (!stacks_note.empty() && !a.quiet) fprintf(stderr, "switchback: %s\n", stacks_note.c_str());
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   bool process_gone = false;
+  auto last_sweep = std::chrono::steady_clock::now();
   while (!g_stop.load()) {
+    // Per-process facts of processes that exited leave the BPF map (a churn of short-lived
+    // processes would fill it); a reused pid gets fresh ones from its first exit.
+    if (topts.proc_template && std::chrono::steady_clock::now() - last_sweep > std::chrono::seconds(1)) {
+      (*tracer)->ForgetProcesses([](uint32_t pid) { return !ProcessAlive(pid); });
+      last_sweep = std::chrono::steady_clock::now();
+    }
     if (a.duration > 0 && elapsed() >= a.duration) break;
     if (a.pid && !ProcessAlive(a.pid)) {
       process_gone = true;
@@ -231,9 +253,14 @@ int RunTrace(const TraceArgs& a) {
   report.counters = (*tracer)->ReadCounters();
   if (process_gone) report.notes.push_back("the process exited; calls pending then are counted in flight");
   if (!stacks_note.empty()) report.notes.push_back(stacks_note);
+  if (adopted)
+    report.notes.push_back(fmt::format("{} process(es) exited before their call paths were read: symbolized from the "
+                                       "load bias the paths carry (frames outside the executable unnamed)",
+                                       adopted));
 
   exitprobe::CallPathReport cp;
   nlohmann::json json = exitprobe::ReportJson(report);
+  for (const auto& [name, insns] : (*tracer)->VerifiedInsns()) json["bpf"]["verified_insns"][name] = insns;
   if (a.stacks) {
     std::vector<std::string> names;
     for (const auto& f : plan->funcs) names.push_back(f.name);
@@ -246,6 +273,7 @@ int RunTrace(const TraceArgs& a) {
     json["stacks"] = {{"slower_than_ns", topts.slower_than_ns},  {"sent", report.counters.stack_sent},
                       {"faster", report.counters.stack_fast},     {"lost", report.counters.stack_lost},
                       {"no_process_facts", report.counters.stack_no_proc}, {"received", paths.events()},
+                      {"processes", paths.pids().size()},
                       {"stop_reasons", stops}};
   }
   int rc = 0;

@@ -1,0 +1,3 @@
+module switchback/syswrite
+
+go 1.19

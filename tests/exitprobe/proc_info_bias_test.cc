@@ -1,0 +1,75 @@
+// trace --stacks of a PIE executable relocates the bias-0 facts in BPF with
+// sb_xp_proc_info_add_bias (ebpf/exitprobe.h). It must give exactly what MakeProcInfo gives for
+// that bias: a new address field of sb_proc_info that MakeProcInfo moves by the bias and the
+// relocation does not makes these tests fail.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "ebpf/exitprobe.h"
+#include "symbolizer/binary.h"
+#include "unwinder/go_binary_facts.h"
+
+namespace sb::exitprobe {
+namespace {
+
+const std::string kWorkloads = SB_WORKLOAD_DIR;
+constexpr uint64_t kBias = 0x55e4c0a00000;
+
+// Byte-for-byte: the relocated template equals the facts made for the bias.
+void ExpectRelocatedEqualsMade(const unwinder::GoBinaryFacts& f) {
+  sb_proc_info relocated = unwinder::MakeProcInfo(f, 0, 0);
+  sb_xp_proc_info_add_bias(&relocated, kBias);
+  sb_proc_info made = unwinder::MakeProcInfo(f, kBias, 0);
+  EXPECT_EQ(relocated.text_start, made.text_start);
+  EXPECT_EQ(relocated.nranges, made.nranges);
+  EXPECT_EQ(std::memcmp(&relocated, &made, sizeof(made)), 0) << "an address field is not relocated";
+  // And the bias did move something (the comparison is not vacuous).
+  sb_proc_info at0 = unwinder::MakeProcInfo(f, 0, 0);
+  EXPECT_NE(std::memcmp(&at0, &made, sizeof(made)), 0);
+}
+
+TEST(ProcInfoBias, EveryAddressFieldOfSyntheticFacts) {
+  // Every address fact set (arm64's iscgo too, all 32 ranges, every save point), so each one
+  // that MakeProcInfo moves must be moved by the relocation as well.
+  unwinder::GoBinaryFacts f;
+  f.arch = sym::Arch::kArm64;
+  f.go_minor = 23;
+  f.pie = true;
+  f.text_start = 0x11000;
+  f.text_end = 0x99000;
+  f.has_offsets = true;
+  f.has_tls = true;
+  f.tls_g_offset = 0x10;
+  f.has_iscgo = true;
+  f.iscgo_addr = 0x1a2b30;
+  f.labels_layout = SB_PI_LABELS_HMAP;
+  for (int i = 0; i < SB_MAX_RANGES + 2; i++)
+    f.ranges.push_back({"f" + std::to_string(i), 0x12000u + 0x100u * i, 0x12080u + 0x100u * i, SB_FN_ROOT, 0, ""});
+  for (int i = 0; i < 10; i++) f.mcall_return_sites.push_back(0x20000 + 0x40 * i);
+  f.morestack = 0x30000;
+  f.morestack_noctxt = 0x30100;
+  f.systemstack_switch_start = 0x30200;
+  f.systemstack_switch_end = 0x30240;
+  f.sp_deltas.resize(5);
+  ExpectRelocatedEqualsMade(f);
+}
+
+TEST(ProcInfoBias, RealPieBinaries) {
+  for (const char* name : {"traced-pie", "demo-pie"}) {
+    SCOPED_TRACE(name);
+    std::string path = kWorkloads + "/" + name;
+    auto bin = sym::Binary::Load(path);
+    ASSERT_TRUE(bin.ok()) << bin.error();
+    auto f = unwinder::AnalyzeGoBinary(**bin, path);
+    ASSERT_TRUE(f.ok()) << f.error();
+    EXPECT_TRUE((*f)->pie);
+    EXPECT_GT((*f)->ranges.size(), 3u);
+    EXPECT_NE((*f)->morestack, 0u);
+    ExpectRelocatedEqualsMade(**f);
+  }
+}
+
+}  // namespace
+}  // namespace sb::exitprobe
