@@ -228,6 +228,10 @@ struct Agent::Impl {
     w.duration_ns = duration;
     w.samples = agg.total();
     std::string rel = WindowRelativePath(window_start_ns, w.exe, pid);
+    // A window of this process that started in the same second exists (the agent restarted
+    // within it): the next free sequence number, never an overwrite.
+    for (int seq = 1; seq < 1000 && fs::exists(opts.dir + "/" + rel); seq++)
+      rel = WindowRelativePath(window_start_ns, w.exe, pid, seq);
     w.path = opts.dir + "/" + rel;
     IndexEntry e;
     e.path = rel;

@@ -20,12 +20,13 @@ std::string SafeExeName(const std::string& exe) {
   return out;
 }
 
-std::string WindowRelativePath(int64_t start_unix_ns, const std::string& exe, uint32_t pid) {
+std::string WindowRelativePath(int64_t start_unix_ns, const std::string& exe, uint32_t pid, int seq) {
   time_t t = static_cast<time_t>(start_unix_ns / 1000000000);
   struct tm tm {};
   gmtime_r(&t, &tm);
-  return fmt::format("{:04d}-{:02d}-{:02d}/{:02d}{:02d}{:02d}Z-{}-{}.pb.gz", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, SafeExeName(exe), pid);
+  return fmt::format("{:04d}-{:02d}-{:02d}/{:02d}{:02d}{:02d}Z-{}-{}{}.pb.gz", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, SafeExeName(exe), pid,
+                     seq > 0 ? fmt::format(".{}", seq) : "");
 }
 
 std::optional<WindowName> ParseWindowRelativePath(const std::string& rel) {
@@ -45,7 +46,14 @@ std::optional<WindowName> ParseWindowRelativePath(const std::string& rel) {
   if (file.size() < 7 + 1 + kExt.size() || !file.ends_with(kExt) || !digits(file.substr(0, 6)) || file[6] != 'Z' ||
       file[7] != '-')
     return std::nullopt;
-  std::string_view mid = file.substr(8, file.size() - 8 - kExt.size());  // EXE-PID
+  std::string_view mid = file.substr(8, file.size() - 8 - kExt.size());  // EXE-PID or EXE-PID.SEQ
+  int seq = 0;
+  if (size_t dot = mid.rfind('.'); dot != std::string_view::npos && dot > mid.rfind('-') && mid.rfind('-') != std::string_view::npos) {
+    std::string_view s = mid.substr(dot + 1);
+    if (!digits(s) || s.size() > 4 || s[0] == '0') return std::nullopt;
+    for (char c : s) seq = seq * 10 + (c - '0');
+    mid = mid.substr(0, dot);
+  }
   size_t dash = mid.rfind('-');
   if (dash == std::string_view::npos || dash == 0 || !digits(mid.substr(dash + 1)) || mid.size() - dash > 11)
     return std::nullopt;
@@ -69,6 +77,7 @@ std::optional<WindowName> ParseWindowRelativePath(const std::string& rel) {
   w.start_unix_s = static_cast<int64_t>(timegm(&tm));
   w.exe.assign(mid.substr(0, dash));
   w.pid = static_cast<uint32_t>(pid);
+  w.seq = seq;
   return w;
 }
 

@@ -193,12 +193,19 @@ bool Pusher::WaitEmpty(std::chrono::milliseconds timeout) const {
   return impl_->cv.wait_for(l, timeout, [&] { return impl_->spool->windows() == 0 && impl_->in_flight == 0; });
 }
 
+// How long Stop lets the attempt in flight wait for its answer. The agent enqueues its last
+// window just before it stops, so that attempt is usually running: cancelled after the backend
+// stored the profile, the window would stay spooled and go out again at the next start.
+constexpr auto kStopGrace = std::chrono::seconds(5);
+
 void Pusher::Stop() {
   {
-    std::lock_guard<std::mutex> l(impl_->mu);
+    std::unique_lock<std::mutex> l(impl_->mu);
     if (impl_->stop && !impl_->thread.joinable()) return;
     impl_->stop = true;
-    impl_->cancel = true;
+    impl_->cv.notify_all();
+    impl_->cv.wait_for(l, kStopGrace, [&] { return impl_->in_flight == 0; });
+    impl_->cancel = true;  // a backend that has not answered by now is cut off
   }
   impl_->cv.notify_all();
   if (impl_->thread.joinable()) impl_->thread.join();

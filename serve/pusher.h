@@ -53,7 +53,8 @@ class Pusher {
   PushStats Stats() const;
   // True once the spool is empty (for tests and benchmarks).
   bool WaitEmpty(std::chrono::milliseconds timeout) const;
-  // Ends the attempt in flight (it stays spooled) and joins the sender. Idempotent.
+  // Lets the attempt in flight get its answer for up to 5 s, then cancels it (it stays spooled),
+  // and joins the sender. Idempotent.
   void Stop();
 
   struct Impl;

@@ -62,7 +62,115 @@ bool GpHomes(Dwarf_Debug dbg, Dwarf_Die sub, std::vector<StackHome>* homes) {
   return found;
 }
 
+// The DIE that DIE's DW_AT_type names (the caller frees it), or null.
+Dwarf_Die TypeOf(Dwarf_Debug dbg, Dwarf_Die die) {
+  Dwarf_Attribute attr = nullptr;
+  Dwarf_Error err = nullptr;
+  Dwarf_Off type_off = 0;
+  if (dwarf_attr(die, DW_AT_type, &attr, &err) != DW_DLV_OK) return nullptr;
+  int r = dwarf_global_formref(attr, &type_off, &err);
+  dwarf_dealloc_attribute(attr);
+  Dwarf_Die type = nullptr;
+  if (r != DW_DLV_OK || dwarf_offdie_b(dbg, type_off, /*is_info=*/1, &type, &err) != DW_DLV_OK) return nullptr;
+  return type;
+}
+
+// The byte offset of member NAME of the structure type that DIE's DW_AT_type names (Go names
+// the struct through a typedef of the same name).
+bool TypeMemberOffset(Dwarf_Debug dbg, Dwarf_Die die, const std::string& name, uint64_t* off) {
+  Dwarf_Error err = nullptr;
+  Dwarf_Die type = TypeOf(dbg, die);
+  for (int i = 0; i < 4 && type != nullptr; i++) {
+    Dwarf_Half tag = 0;
+    if (dwarf_tag(type, &tag, &err) != DW_DLV_OK || tag != DW_TAG_typedef) break;
+    Dwarf_Die next = TypeOf(dbg, type);
+    dwarf_dealloc_die(type);
+    type = next;
+  }
+  if (type == nullptr) return false;
+  bool found = false;
+  Dwarf_Die child = nullptr;
+  if (dwarf_child(type, &child, &err) == DW_DLV_OK) {
+    for (int guard = 0; child != nullptr && guard < 4096; guard++) {
+      Dwarf_Half tag = 0;
+      if (!found && dwarf_tag(child, &tag, &err) == DW_DLV_OK && tag == DW_TAG_member && DieName(dbg, child) == name) {
+        Dwarf_Attribute loc = nullptr;
+        Dwarf_Unsigned v = 0;
+        if (dwarf_attr(child, DW_AT_data_member_location, &loc, &err) == DW_DLV_OK) {
+          found = dwarf_formudata(loc, &v, &err) == DW_DLV_OK;
+          *off = v;
+          dwarf_dealloc_attribute(loc);
+        }
+      }
+      Dwarf_Die next = nullptr;
+      int rr = dwarf_siblingof_b(dbg, child, 1, &next, &err);
+      dwarf_dealloc_die(child);
+      child = rr == DW_DLV_OK ? next : nullptr;
+    }
+    if (child != nullptr) dwarf_dealloc_die(child);
+  }
+  dwarf_dealloc_die(type);
+  return found;
+}
+
+// newstack's own `morebuf` (a direct child of the subprogram: the one copied before the
+// preemption check; the one in the throwsplit block is a different variable).
+bool MorebufOf(Dwarf_Debug dbg, Dwarf_Die sub, MorebufHome* out) {
+  Dwarf_Die child = nullptr;
+  Dwarf_Error err = nullptr;
+  bool found = false;
+  if (dwarf_child(sub, &child, &err) != DW_DLV_OK) return false;
+  for (int guard = 0; child != nullptr && guard < 10000; guard++) {
+    Dwarf_Half tag = 0;
+    if (!found && dwarf_tag(child, &tag, &err) == DW_DLV_OK && tag == DW_TAG_variable &&
+        DieName(dbg, child) == "morebuf") {
+      Dwarf_Attribute attr = nullptr;
+      found = true;
+      if (dwarf_attr(child, DW_AT_location, &attr, &err) == DW_DLV_OK) {
+        out->homes = FbregEntries(attr);
+        dwarf_dealloc_attribute(attr);
+      }
+      out->has_gobuf_g = TypeMemberOffset(dbg, child, "g", &out->gobuf_g);
+    }
+    Dwarf_Die next = nullptr;
+    int r = dwarf_siblingof_b(dbg, child, 1, &next, &err);
+    dwarf_dealloc_die(child);
+    child = r == DW_DLV_OK ? next : nullptr;
+  }
+  if (child != nullptr) dwarf_dealloc_die(child);
+  return found;
+}
+
 }  // namespace
+
+Result<MorebufHome> NewstackMorebufHome(const std::string& path) {
+  MorebufHome out;
+  bool found = false;
+  Status read = ForEachDwarfUnit(path, [&](Dwarf_Debug dbg, Dwarf_Die cu) {
+    Dwarf_Error err = nullptr;
+    Dwarf_Die die = nullptr;
+    if (dwarf_child(cu, &die, &err) == DW_DLV_OK) {
+      for (int guard = 0; die != nullptr && guard < 10000000; guard++) {
+        Dwarf_Half tag = 0;
+        // Two DIEs are named runtime.newstack: the function and its ABI wrapper (no locals).
+        if (!found && dwarf_tag(die, &tag, &err) == DW_DLV_OK && tag == DW_TAG_subprogram &&
+            DieName(dbg, die) == "runtime.newstack")
+          found = MorebufOf(dbg, die, &out);
+        Dwarf_Die sib = nullptr;
+        int rr = dwarf_siblingof_b(dbg, die, 1, &sib, &err);
+        dwarf_dealloc_die(die);
+        die = rr == DW_DLV_OK ? sib : nullptr;
+      }
+      if (die != nullptr) dwarf_dealloc_die(die);
+    }
+    return !found;
+  });
+  if (!read.ok()) return MakeError(read.error());
+  if (!found) return MakeError("DWARF has no local morebuf in runtime.newstack");
+  if (out.homes.empty()) return MakeError("DWARF never puts runtime.newstack's morebuf on the stack");
+  if (!out.has_gobuf_g) return MakeError("DWARF lacks runtime.gobuf.g (the type of newstack's morebuf)");
+  return out;
+}
 
 Result<std::map<std::string, std::vector<StackHome>>> GpStackHomes(const std::string& path,
                                                                   const std::vector<std::string>& names) {

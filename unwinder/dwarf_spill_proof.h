@@ -24,4 +24,18 @@ struct StackHome {
 Result<std::map<std::string, std::vector<StackHome>>> GpStackHomes(const std::string& path,
                                                                   const std::vector<std::string>& names);
 
+// Where DWARF says runtime.newstack keeps its local `morebuf` (the copy of m.morebuf that
+// morestack filled: f's caller's pc and sp, and the goroutine that grew its stack): the
+// location-list entries that put it at a fixed offset from newstack's CFA, and the offset of
+// the member g in its type (runtime.gobuf). The unwinder finds the goroutine there after
+// newstack preempted it (issue 13 item 2).
+struct MorebufHome {
+  std::vector<StackHome> homes;  // fbreg: morebuf starts at CFA + fbreg
+  uint64_t gobuf_g = 0;          // offset of gobuf.g
+  bool has_gobuf_g = false;
+};
+
+// Errors: no DWARF / unreadable, or newstack has no `morebuf` with a location list.
+Result<MorebufHome> NewstackMorebufHome(const std::string& path);
+
 }  // namespace sb::unwinder

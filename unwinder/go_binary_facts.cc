@@ -174,6 +174,47 @@ void CollectSavePoints(const sym::Binary& bin, GoBinaryFacts* f) {
   }
 }
 
+// Where the goroutine that newstack preempted is still named (sb_morestack_from_morebuf):
+// newstack's `morebuf`, only where DWARF's location list proves it across every call newstack
+// makes to the functions that preempt (gopreempt_m up to Go 1.20, where it is not inlined;
+// goschedImpl where gopreempt_m is; preemptPark). No DWARF: not proven, never guessed.
+void CollectNewstackMorebuf(const sym::Binary& bin, const std::string& local_file, GoBinaryFacts* f) {
+  const sym::GoPclntab& go = *bin.go();
+  auto newstack = go.FindFuncByName("runtime.newstack");
+  if (!newstack) return;
+  auto home = NewstackMorebufHome(local_file);
+  if (!home.ok()) {
+    f->morebuf_source = "not proven: " + home.error();
+    f->missing.push_back("newstack's morebuf (" + home.error() + "): a goroutine newstack preempted is not recovered");
+    return;
+  }
+  std::vector<uint64_t> sites;
+  for (const char* callee : {"runtime.gopreempt_m", "runtime.goschedImpl", "runtime.preemptPark"}) {
+    auto fn = go.FindFuncByName(callee);
+    if (!fn) continue;
+    for (uint64_t site : ReturnSitesOfCallsTo(bin, fn->entry))
+      if (site > newstack->entry && site < newstack->end) sites.push_back(site);
+  }
+  const StackHome* proof = nullptr;
+  for (const auto& h : home->homes) {
+    bool covers = !sites.empty();
+    for (uint64_t site : sites) covers = covers && h.low <= site - 1 && site < h.high;
+    if (covers) proof = &h;
+  }
+  if (proof == nullptr || home->gobuf_g > 0xffff) {
+    f->morebuf_source = sites.empty() ? "not proven: no call from runtime.newstack to gopreempt_m/goschedImpl/preemptPark found"
+                                      : "not proven: no location-list entry of newstack's morebuf covers its preempting calls";
+    f->missing.push_back("newstack's morebuf (" + f->morebuf_source + ")");
+    return;
+  }
+  f->newstack_morebuf_lo = std::max<uint64_t>(proof->low, newstack->entry);
+  f->newstack_morebuf_hi = std::min<uint64_t>(proof->high, newstack->end);
+  f->morebuf_cfa_off = static_cast<int32_t>(proof->fbreg);
+  f->gobuf_g = static_cast<uint16_t>(home->gobuf_g);
+  f->morebuf_source = "DWARF: morebuf at DW_OP_fbreg " + std::to_string(proof->fbreg) + " across " +
+                      std::to_string(sites.size()) + " preempting calls, gobuf.g +" + std::to_string(home->gobuf_g);
+}
+
 void CollectSpDeltas(const sym::GoPclntab& go, GoBinaryFacts* f) {
   for (size_t i = 0; i < go.num_funcs(); i++) {
     auto fn = go.FuncAt(i);
@@ -300,6 +341,11 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   CollectRanges(*go, bin.elf(), local_file.empty() ? path : local_file, f.get());
   CollectSpDeltas(*go, f.get());
   CollectSavePoints(bin, f.get());
+  CollectNewstackMorebuf(bin, local_file.empty() ? path : local_file, f.get());
+  if (f->arch == sym::Arch::kAmd64) {
+    f->gogo = FindGogoWindow(bin);
+    if (!f->gogo.found) f->missing.push_back("gogo's windows (" + f->gogo.why + "): samples inside gogo may end with bad_fp");
+  }
   return std::shared_ptr<const GoBinaryFacts>(f);
 }
 
@@ -342,6 +388,20 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     if (pi.nmcall_sites >= SB_MAX_MCALL_SITES) break;
     if (site < facts.text_start || site - facts.text_start > UINT32_MAX) continue;
     pi.mcall_sites[pi.nmcall_sites++] = static_cast<uint32_t>(site - facts.text_start);
+  }
+  if (facts.gogo.found) {
+    pi.gogo_g0_lo = facts.gogo.g0_lo + bias;
+    pi.gogo_g0_hi = facts.gogo.g0_hi + bias;
+    pi.gogo_gp_lo = facts.gogo.gp_lo + bias;
+    pi.gogo_gp_hi = facts.gogo.gp_hi + bias;
+    pi.gogo_bp_loaded = facts.gogo.bp_loaded + bias;
+  }
+  if (facts.newstack_morebuf_hi > facts.newstack_morebuf_lo && facts.newstack_morebuf_lo > facts.text_start &&
+      facts.newstack_morebuf_hi - facts.text_start <= UINT32_MAX) {
+    pi.newstack_lo = static_cast<uint32_t>(facts.newstack_morebuf_lo - facts.text_start);
+    pi.newstack_hi = static_cast<uint32_t>(facts.newstack_morebuf_hi - facts.text_start);
+    pi.morebuf_cfa_off = facts.morebuf_cfa_off;
+    pi.gobuf_g = facts.gobuf_g;
   }
   return pi;
 }

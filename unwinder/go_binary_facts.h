@@ -10,6 +10,7 @@
 #include "base/result.h"
 #include "ebpf/unwind/unwind_types.h"
 #include "symbolizer/binary.h"
+#include "unwinder/gogo_window.h"
 #include "unwinder/runtime_offsets.h"
 
 namespace sb::unwinder {
@@ -66,6 +67,14 @@ struct GoBinaryFacts {
   uint64_t morestack_noctxt = 0;
   uint64_t systemstack_switch_start = 0;
   uint64_t systemstack_switch_end = 0;
+  // newstack's local `morebuf` after it preempted the goroutine (issue 13 item 2; see
+  // sb_proc_info.newstack_lo): link-time [lo, hi) of newstack where DWARF puts it at CFA +
+  // morebuf_cfa_off; hi 0 when not proven (then such goroutines are not recovered).
+  uint64_t newstack_morebuf_lo = 0, newstack_morebuf_hi = 0;
+  int32_t morebuf_cfa_off = 0;
+  uint16_t gobuf_g = 0;
+  std::string morebuf_source;  // how it was proven, or why not
+  GogoWindow gogo;             // amd64 gogo's windows (issue 13 item 4), link-time
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start
 };

@@ -313,9 +313,12 @@ SB_INLINE int sb_save_is(struct sb_unwind_state *st, sb_u64 pc, int save) {
  *              its caller, whose return address is only in sched.lr on arm64 (Go's traceback
  *              starts with lr = gp.sched.lr) and at [sched.sp] on amd64 (the CALL pushed it);
  *   systemstack_switch  the two recipes of sb_cross_saved_switch.
+ * want_caller_sp != 0 (morestack only): f's caller must be at that sp with return address
+ * want_caller_pc (newstack's copy of m.morebuf, sb_morestack_from_morebuf), else stale.
  * Returns 0 when the walk continues on the goroutine, 1 when it stopped, -1 when the caller
  * continues with an ordinary frame step. */
-SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 gp, int save) {
+SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 gp, int save,
+                               sb_u64 want_caller_pc, sb_u64 want_caller_sp) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 base = gp + o->g_sched;
   sb_u64 sp = 0, pc = 0, bp = 0;
@@ -350,6 +353,10 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
     if (!in_stack && !copying) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
     if (sb_read_u64(st, SB_ARM64(st) ? base + o->gobuf_lr : sp, &ret))
       return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+    /* morestack stored f's caller in m.morebuf too: amd64 sp + 8 (past f's return address) and
+     * that return address; arm64 sp itself and sched.lr. */
+    if (want_caller_sp != 0 && (ret != want_caller_pc || (SB_ARM64(st) ? sp : sp + 8) != want_caller_sp))
+      return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
     sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
     if (!in_stack) {
       if (ret != 0) sb_emit(st, ret, 0);
@@ -422,7 +429,7 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
     sb_crossed(st, crossing);
     return -1; /* caller continues with an ordinary frame-pointer step */
   }
-  return sb_gobuf_resume(st, crossing, gp, SB_SAVE_SYSTEMSTACK);
+  return sb_gobuf_resume(st, crossing, gp, SB_SAVE_SYSTEMSTACK, 0, 0);
 }
 
 /* runtime.mcall on g0: the goroutine that called mcall saved its caller's pc/sp/bp in
@@ -461,21 +468,61 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
       return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
     gp = cand;
   }
-  long r = sb_gobuf_resume(st, SB_CROSS_MCALL, gp, SB_SAVE_MCALL);
+  long r = sb_gobuf_resume(st, SB_CROSS_MCALL, gp, SB_SAVE_MCALL, 0, 0);
   if (r != 0) return r;
   /* found through the g0 slot: name it */
   if (from_slot || !(st->out->flags & SB_SAMPLE_HAS_GOID)) sb_name_goroutine(st, gp);
   return 0;
 }
 
+/* After newstack preempted the goroutine (gopreempt_m -> goschedImpl -> dropg -> schedule, or
+ * preemptPark), m.curg no longer names it (0, or under schedule the next goroutine execute
+ * picked). One record of it is left on this M: newstack's local `morebuf`, its copy of
+ * m.morebuf that morestack filled for this very call (g, and f's caller's pc and sp), which
+ * DWARF's location list puts at newstack's CFA + morebuf_cfa_off at the return address below
+ * morestack (newstack_lo/hi). newstack's CFA is where morestack switched to: g0.sched.sp
+ * (amd64: then CALL; arm64: below a 16-byte frame of its own), and the walk is there too (it
+ * stepped out of newstack's frame). The goroutine must not be running (g.m 0, or execute on
+ * this M has just picked it again: gogo has not run, we are on g0), its gobuf must be
+ * morestack's save (the saved-pc rule) and its caller frame must be morebuf's pc and sp: a
+ * goroutine that ran since and stopped elsewhere fails one of them. No proof (no DWARF, or
+ * another pc): stale_goroutine, as before. */
+SB_INLINE long sb_morestack_from_morebuf(struct sb_unwind_state *st) {
+  const struct sb_proc_info *pi = st->pi;
+  const struct sb_go_offsets *o = &pi->off;
+  sb_u64 ret = st->w->last_pc; /* the return address into newstack (its frame was the last one) */
+  if (pi->newstack_hi == 0 || ret <= pi->text_start || ret - pi->text_start > 0xffffffffull)
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  sb_u32 off = (sb_u32)(ret - pi->text_start);
+  if (off - 1 < pi->newstack_lo || off >= pi->newstack_hi)
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  sb_u64 g0_sp = 0, gp = 0, mb_sp = 0, mb_pc = 0, gp_m = 1;
+  if (st->w->g0 == 0 || sb_read_u64(st, st->w->g0 + o->g_sched + o->gobuf_sp, &g0_sp))
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  sb_u64 cfa = SB_ARM64(st) ? g0_sp - 16 : g0_sp;
+  if (cfa != st->w->sp) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  sb_u64 mb = cfa + (sb_u64)(sb_s64)pi->morebuf_cfa_off;
+  if (sb_read_u64(st, mb + pi->gobuf_g, &gp) || sb_read_u64(st, mb + o->gobuf_sp, &mb_sp) ||
+      sb_read_u64(st, mb + o->gobuf_pc, &mb_pc) || gp == 0 || mb_sp == 0 || mb_pc == 0 ||
+      sb_read_u64(st, gp + o->g_m, &gp_m))
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  if (gp_m != 0 && !(gp_m == st->w->m && gp == st->w->curg))
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  long r = sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, mb_pc, mb_sp);
+  if (r == 0) sb_name_goroutine(st, gp);
+  return r;
+}
+
 /* runtime.morestack on g0 (newstack and what it calls): the goroutine was stopped in f's
  * prologue; its gobuf is morestack's save (sb_gobuf_resume walks f, then f's caller). Under
  * runtime.schedule (newstack preempted it: gopreempt_m -> dropg -> schedule), m.curg may
- * already be the next goroutine that execute picked: not this stack's, so not crossed. */
+ * already be the next goroutine that execute picked: not this stack's, so it is not used;
+ * the goroutine comes from newstack's copy of morebuf instead, where DWARF proves it. */
 SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   sb_count(st, SB_CROSS_MORESTACK, SB_CNT_ATTEMPTS);
   sb_u64 gp = st->w->scheduling ? 0 : sb_live_curg(st);
-  return sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK);
+  if (gp == 0) return sb_morestack_from_morebuf(st);
+  return sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, 0, 0);
 }
 
 SB_INLINE int sb_vdso_active(struct sb_unwind_state *st) {
@@ -894,6 +941,46 @@ SB_INLINE int sb_tls_g_live(struct sb_unwind_state *st) {
   return iscgo == 1;
 }
 
+/* amd64 runtime.gogo resuming m.curg (execute, newstack and recovery all call gogo(&gp.sched)
+ * with gp = m.curg): it stores gp in the TLS slot first, so a sample there finds g = m.curg
+ * while the registers are not yet all gp's (unwinder/gogo_window.h decodes the windows):
+ *   SP still on g0 (before the SP load)  the thread is on g0, in gogo called by execute: walk
+ *                                        g0 (it used to end with bad_fp on the wrong stack);
+ *   SP = gp.sched.sp (up to the JMP)     gp is about to resume at gp.sched.pc (gogo clears
+ *                                        sched.sp/bp after loading them, never sched.pc): emit
+ *                                        gogo, then walk gp from sched.pc with SP, and BP from
+ *                                        gobuf.bp until gogo has loaded it. The save must be
+ *                                        mcall's or morestack's (the saved-pc rule) and SP in
+ *                                        gp's stack; any other (a new goroutine's first gogo)
+ *                                        stops with stale_goroutine after gogo. */
+SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *regs) {
+  const struct sb_proc_info *pi = st->pi;
+  const struct sb_go_offsets *o = &pi->off;
+  sb_u64 pc = regs->pc;
+  if (pc >= pi->gogo_g0_lo && pc < pi->gogo_g0_hi) {
+    st->w->g = st->w->g0;
+    st->w->on_g0 = 1;
+    return;
+  }
+  if (pc < pi->gogo_gp_lo || pc >= pi->gogo_gp_hi) return;
+  sb_u64 gp = st->w->curg, base = gp + o->g_sched, resume = 0, bp = regs->fp;
+  sb_emit(st, pc, 1);
+  st->w->last_pc = pc + 1;
+  if (sb_read_u64(st, base + o->gobuf_pc, &resume) ||
+      (pc < pi->gogo_bp_loaded && sb_read_u64(st, base + o->gobuf_bp, &bp))) {
+    sb_stop(st, SB_STOP_READ_FAULT);
+    return;
+  }
+  if (!sb_sp_in_stack(st, gp, regs->sp) ||
+      !(sb_save_is(st, resume, SB_SAVE_MCALL) || sb_save_is(st, resume, SB_SAVE_MORESTACK))) {
+    sb_stop(st, SB_STOP_STALE_GOROUTINE);
+    return;
+  }
+  st->w->pc = resume; /* the next instruction gp runs: exact, and so is its SP */
+  st->w->sp = regs->sp;
+  st->w->fp = bp;
+}
+
 /* Finds the sampled thread's g: the TLS slot when known and live (always on amd64; arm64 with
  * iscgo set), else the g register (arm64 keeps g in R28 in Go code; C code preserves it,
  * callee-saved). */
@@ -907,6 +994,7 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
   }
   if (found != 0 && SB_ARM64(st)) found = sb_try_g(st, regs->g_reg);
   if (found != 0) return;
+  if (!SB_ARM64(st) && pi->gogo_gp_hi != 0 && st->w->g == st->w->curg && st->w->curg != 0) sb_gogo_window(st, regs);
   sb_u64 user_g = st->w->g == st->w->curg ? st->w->g : (st->w->on_g0 ? st->w->curg : 0);
   sb_name_goroutine(st, user_g);
   if (st->w->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;

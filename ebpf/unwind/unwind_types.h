@@ -161,6 +161,26 @@ struct sb_proc_info {
    * delta_first, so a lookup searches one page instead of the whole binary. 0: no index. */
   sb_u32 delta_page_shift;
   sb_u32 delta_page[SB_DELTA_PAGES + 1];
+  /* newstack's copy of m.morebuf (issue 13 item 2): where DWARF's location list puts
+   * runtime.newstack's local `morebuf` (a runtime.gobuf: f's caller's pc and sp, and g) at a
+   * fixed offset from newstack's CFA, for return addresses in [newstack_lo, newstack_hi)
+   * (offsets from text_start). After newstack preempted the goroutine (gopreempt_m -> dropg ->
+   * schedule) it is the one record left on this M of which goroutine grew its stack here.
+   * newstack_hi 0: not proven (no DWARF), the goroutine is not recovered. */
+  sb_u32 newstack_lo;
+  sb_u32 newstack_hi;
+  sb_s32 morebuf_cfa_off;    /* morebuf is at newstack's CFA + this */
+  sb_u16 gobuf_g;            /* offset of gobuf.g (from the same DWARF) */
+  sb_u16 pad_morebuf;
+  /* amd64 gogo's windows (issue 13 item 4; unwinder/gogo_window.h), runtime addresses, 0: not
+   * decoded. [gogo_g0_lo, gogo_g0_hi): TLS g is already the goroutine, SP still on g0;
+   * [gogo_gp_lo, gogo_gp_hi): SP is the goroutine's sched.sp, BP its own from gogo_bp_loaded,
+   * and it resumes at sched.pc. */
+  sb_u64 gogo_g0_lo;
+  sb_u64 gogo_g0_hi;
+  sb_u64 gogo_gp_lo;
+  sb_u64 gogo_gp_hi;
+  sb_u64 gogo_bp_loaded;
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the

@@ -3,7 +3,7 @@
 // catches a thread in that state. It prints "pid N" and then "ready" on stdout once the state
 // is being exercised. The coredump capture scripts in tools/coredump/ use it; see their README.
 //
-// States: leaf systemstack mcall-curg dropg gosched morestack vdso signal idle stale crash, and
+// States: leaf systemstack mcall-curg dropg gosched morestack vdso signal idle stale stale-parked crash, and
 // cgo and cgocallback when built with -tags corecases_cgo (CGO_ENABLED=1).
 //
 // -sigdfl resets SIGABRT to SIG_DFL with a raw rt_sigaction, so that an external SIGABRT makes
@@ -36,6 +36,7 @@ var states = map[string]func(){
 	"signal":      stateSignal,
 	"idle":        stateIdle,
 	"stale":       stateStale,
+	"stale-parked": stateStaleParked,
 	"crash":       stateCrash,
 }
 
@@ -294,6 +295,45 @@ func stateStale() {
 		wake, done := make(chan bool), make(chan bool)
 		go victim(wake, done)
 		go waker(wake, done)
+	}
+	say("ready")
+	for {
+		time.Sleep(time.Second)
+	}
+}
+
+// ---- stale-parked (run with -procs 2 and GODEBUG=asyncpreemptoff=1): goroutines in short
+// blocking syscalls, more of them runnable than there are Ps. A worker whose syscall lost its
+// P finds none free in exitsyscall: mcall(exitsyscall0) queues it and its M parks in stopm,
+// the worker still in that M's g0 slot. Another M runs the worker, sysmon preempts it at a
+// stack check (asynchronous preemption is off, so its gobuf is morestack's save) and it waits
+// on a run queue: parked (g.m == 0), its SP in its stack, yet not the caller of the parked M's
+// scheduler frames (issue 13: the saved-pc rule refuses it).
+
+//go:noinline
+func parkedSpinStep(acc uint64) uint64 { return acc*6364136223846793005 + 1442695040888963407 }
+
+//go:noinline
+func parkedSpin() uint64 {
+	var acc uint64
+	for i := 0; i < 3_000_000; i++ {
+		acc = parkedSpinStep(acc) // a call, so a stack check, per iteration
+	}
+	return acc
+}
+
+//go:noinline
+func syscallWorker() {
+	ts := syscall.Timespec{Nsec: 200_000}
+	for {
+		syscall.Syscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0) // blocks: sysmon retakes the P
+		sink.Add(parkedSpin())
+	}
+}
+
+func stateStaleParked() {
+	for i := 0; i < 6; i++ {
+		go syscallWorker()
 	}
 	say("ready")
 	for {

@@ -31,6 +31,25 @@ TEST(WindowNamingTest, ParseRoundTrip) {
   ASSERT_TRUE(ParseWindowRelativePath("/var/lib/switchback/" + rel));
 }
 
+// A second window of the same process in the same second (an agent restarted within it) gets a
+// sequence number instead of overwriting the first; both parse, the exe may hold dots.
+TEST(WindowNamingTest, SequenceForASecondWindowInTheSameSecond) {
+  std::string rel = WindowRelativePath(kT * 1000000000LL, "/bin/my.server", 77, 2);
+  EXPECT_EQ(rel, "2026-12-01/210603Z-my.server-77.2.pb.gz");
+  auto w = ParseWindowRelativePath(rel);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->exe, "my.server");
+  EXPECT_EQ(w->pid, 77u);
+  EXPECT_EQ(w->seq, 2);
+  auto first = ParseWindowRelativePath(WindowRelativePath(kT * 1000000000LL, "/bin/my.server", 77));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->exe, "my.server");
+  EXPECT_EQ(first->seq, 0);
+  for (const char* s : {"2026-12-01/210603Z-demo-1.x.pb.gz", "2026-12-01/210603Z-demo-1.02.pb.gz",
+                        "2026-12-01/210603Z-demo-1..pb.gz", "2026-12-01/210603Z-demo-1.12345.pb.gz"})
+    EXPECT_FALSE(ParseWindowRelativePath(s)) << s;
+}
+
 TEST(WindowNamingTest, ParseRejectsOthers) {
   for (const char* s : {"", "x", "2026-12-01/210603Z-demo-1234.pb.gz.tmp.55", "2026-12-01/210603Z-demo.pb.gz",
                         "2026-12-01/210603-demo-1.pb.gz", "2026-13-01/210603Z-demo-1.pb.gz",

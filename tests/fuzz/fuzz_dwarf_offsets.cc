@@ -2,7 +2,9 @@
 // libdwarf). libdwarf reads from a file descriptor, so the input goes into a memfd and is
 // opened through /proc/self/fd. Seeds: a tiny ELF whose DWARF describes C structs renamed to
 // runtime.g / runtime.m / runtime.gobuf / runtime.stack (tests/fuzz/seeds/go_structs.c), plain,
-// zlib-compressed (SHF_COMPRESSED and .zdebug_*) and DWARF 5.
+// zlib-compressed (SHF_COMPRESSED and .zdebug_*) and DWARF 5. The same file also goes through
+// the location-list readers of unwinder/dwarf_spill_proof.cc (mcall callees' gp, newstack's
+// morebuf and the type it names).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 
 #include "tests/fuzz/fuzz_targets.h"
 #include "unwinder/dwarf_offsets.h"
+#include "unwinder/dwarf_spill_proof.h"
 
 namespace sb::fuzz {
 
@@ -22,7 +25,12 @@ int FuzzDwarfOffsets(const uint8_t* data, size_t size) {
     if (n <= 0) break;
     off += static_cast<size_t>(n);
   }
-  if (off == size) (void)unwinder::GoOffsetsFromDwarf("/proc/self/fd/" + std::to_string(fd));
+  if (off == size) {
+    std::string path = "/proc/self/fd/" + std::to_string(fd);
+    (void)unwinder::GoOffsetsFromDwarf(path);
+    (void)unwinder::GpStackHomes(path, {"runtime.park_m", "runtime.exitsyscall0"});
+    (void)unwinder::NewstackMorebufHome(path);
+  }
   close(fd);
   return 0;
 }

@@ -1,7 +1,8 @@
 // Fuzz target: the amd64 decoder's caller that finds g's TLS slot (unwinder/tls_slot.cc,
 // Zydis). The input is the code of a runtime function; it is wrapped in a one-segment ELF so
 // the RIP-relative GOT reads the decoder follows land in the input too. An input that is
-// itself a Go ELF file also goes through FindTlsSlot whole (pclntab lookup, then decoding).
+// itself a Go ELF file also goes through FindTlsSlot whole (pclntab lookup, then decoding),
+// and through FindGogoWindow (unwinder/gogo_window.cc: gogo's windows, the same decoder).
 #include <elf.h>
 
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "symbolizer/binary.h"
 #include "tests/fuzz/fuzz_targets.h"
+#include "unwinder/gogo_window.h"
 #include "unwinder/tls_slot.h"
 
 namespace sb::fuzz {
@@ -53,7 +55,10 @@ int FuzzTlsSlot(const uint8_t* data, size_t size) {
   auto elf = sym::ElfFile::FromBytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
   if (!elf.ok()) return 0;
   auto bin = sym::Binary::FromElf(*elf);
-  if (bin.ok()) (void)unwinder::FindTlsSlot(**bin);
+  if (bin.ok()) {
+    (void)unwinder::FindTlsSlot(**bin);
+    (void)unwinder::FindGogoWindow(**bin);
+  }
   return 0;
 }
 

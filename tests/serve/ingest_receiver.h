@@ -1,6 +1,6 @@
 // A stand-in for a Pyroscope server in the push tests: implements the documented POST /ingest
 // (query name/from/until/format=pprof, gzip pprof body) on loopback, checks every request
-// against it, records what arrived, and can answer 500, 400 or hang on demand.
+// against it, records what arrived, and can answer 500, 400, hang, or accept after a second.
 #pragma once
 
 #include <httplib.h>
@@ -26,7 +26,7 @@ struct Received {
 
 class IngestReceiver {
  public:
-  enum Mode { kOk, kFail500, kRefuse400, kHang };
+  enum Mode { kOk, kFail500, kRefuse400, kHang, kSlowOk };
   IngestReceiver() {
     http_.Post("/ingest", [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); });
     port_ = http_.bind_to_any_port("127.0.0.1");
@@ -56,6 +56,7 @@ class IngestReceiver {
       res.status = 503;
       return;
     }
+    if (m == kSlowOk) std::this_thread::sleep_for(std::chrono::seconds(1));  // then accepted as kOk
     if (m == kFail500) {
       res.status = 500;
       res.set_content("backend down for the test", "text/plain");

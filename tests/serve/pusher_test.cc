@@ -172,6 +172,29 @@ TEST_F(PusherTest, SpoolSurvivesRestartAndNothingIsSentTwice) {
   ExpectExactlyOnceInOrder({0, 1, 2, 3, 4});
 }
 
+// The agent stops right after enqueueing its last window: Stop waits for that attempt's answer
+// instead of cutting it off after the backend stored it (which would send it again next start).
+TEST_F(PusherTest, StopWaitsForTheAnswerInFlight) {
+  receiver_.set_mode(IngestReceiver::kSlowOk);
+  {
+    auto a = StartPusher(Options());
+    ASSERT_TRUE(a->Enqueue(Window(0)).ok());
+    ASSERT_TRUE(WaitFor([&] { return receiver_.attempts() >= 1; }));
+    a->Stop();
+    EXPECT_EQ(a->Stats().successes, 1u);
+    EXPECT_EQ(a->Stats().backlog_windows, 0u);
+  }
+  ExpectExactlyOnceInOrder({0});
+  receiver_.set_mode(IngestReceiver::kOk);
+  {
+    auto b = StartPusher(Options());  // nothing left to send
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(b->Stats().backlog_windows, 0u);
+  }
+  EXPECT_EQ(receiver_.attempts(), 1);
+  ExpectExactlyOnceInOrder({0});
+}
+
 TEST_F(PusherTest, FullSpoolDropsOldestAndCountsIt) {
   receiver_.set_mode(IngestReceiver::kFail500);
   PushOptions o = Options();

@@ -641,6 +641,197 @@ TEST_F(UnwindCoreTest, MorestackUnderScheduleIsStale) {
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMorestack + 0x30}));
 }
 
+// newstack preempted the goroutine (gopreempt_m -> goschedImpl -> dropg -> schedule): m.curg
+// is not it any more (here: execute already set it to the next goroutine, kG2). newstack's
+// local morebuf, where DWARF puts it (CFA - 0x60 in the return-address range of newstack),
+// still names it with f's caller's pc and sp; the goroutine is parked with morestack's save and
+// that caller frame: crossed, and the sample is named after it.
+constexpr uint64_t kNewstack = 0x401900;  // [0x401900, 0x401a00)
+constexpr uint64_t kG2 = 0xc000004000;    // the next goroutine execute picked
+
+class NewstackMorebufTest : public UnwindCoreTest {
+ protected:
+  void SetUp() override {
+    UnwindCoreTest::SetUp();
+    info_.newstack_lo = static_cast<uint32_t>(kNewstack + 0x10 - kText);
+    info_.newstack_hi = static_cast<uint32_t>(kNewstack + 0xc0 - kText);
+    info_.morebuf_cfa_off = -0x60;
+    info_.gobuf_g = 16;
+    mem_.Put64(kM + 192, kG2);  // m.curg: the next goroutine
+    mem_.Put64(kG2 + 48, kM);
+    mem_.Put64(kG2 + 152, 43);
+    mem_.Put64(kG + 48, 0);     // kG parked (runnable, on the global run queue)
+    mem_.Put32(kG + 144, 1);
+    SetSched(kG, sched_sp_, kMorestackRet, caller_fp_);
+    mem_.Put64(sched_sp_, kMainF + 0xb0);  // f's return address into its caller
+    Frame(caller_fp_, 0, kGoexit + 1);
+    // g0: alloc fn -> schedule -> newstack -> morestack; morestack called newstack with SP at
+    // g0.sched.sp, so newstack's CFA is g0.sched.sp = ns_fp + 16.
+    Frame(g0_fp_, sched_fp_, kSchedule + 0x20);
+    Frame(sched_fp_, ns_fp_, kNewstack + 0x80);
+    Frame(ns_fp_, 0, kMorestack + 0x30);
+    mem_.Put64(kG0 + 56, ns_fp_ + 16);
+    SetMorebuf(kG, sched_sp_ + 8, kMainF + 0xb0);
+  }
+  void SetMorebuf(uint64_t g, uint64_t sp, uint64_t pc) {
+    uint64_t mb = ns_fp_ + 16 - 0x60;
+    mem_.Put64(mb + 0, sp);
+    mem_.Put64(mb + 8, pc);
+    mem_.Put64(mb + 16, g);
+  }
+  HostUnwindResult RunOnG0() {
+    SetCurrentG(kG0);
+    return Run(kAllocFn + 0x10, g0_fp_ - 0x38, g0_fp_);
+  }
+  const std::vector<uint64_t> g0_side_ = {kAllocFn + 0x10, kSchedule + 0x20, kNewstack + 0x80, kMorestack + 0x30};
+  uint64_t g0_fp_ = kG0StackHi - 0x200, sched_fp_ = kG0StackHi - 0x180, ns_fp_ = kG0StackHi - 0x100;
+  uint64_t sched_sp_ = kGStackHi - 0x300, caller_fp_ = kGStackHi - 0x200;
+};
+
+TEST_F(NewstackMorebufTest, PreemptedGoroutineFoundThroughMorebuf) {
+  auto r = RunOnG0();
+  std::vector<uint64_t> want = g0_side_;
+  for (uint64_t pc : {kMorestackRet, kMainF + 0xb0, kGoexit + 1}) want.push_back(pc);
+  EXPECT_EQ(Frames(r), want);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);  // the preempted goroutine, not m.curg (43)
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MORESTACK][SB_CNT_CROSSED], 1u);
+
+  // Before execute ran: m.curg 0 (dropg). Same goroutine.
+  mem_.Put64(kM + 192, 0);
+  auto dropped = RunOnG0();
+  EXPECT_EQ(Frames(dropped), want);
+  EXPECT_EQ(dropped.sample.goid, 42u);
+
+  // execute on this M picked the same goroutine again (m.curg = g, g.m = m): gogo has not run,
+  // its sched is still morestack's. Crossed.
+  mem_.Put64(kM + 192, kG);
+  mem_.Put64(kG + 48, kM);
+  EXPECT_EQ(Frames(RunOnG0()), want);
+}
+
+// The goroutine ran since (on another M) and stopped again with morestack's save, elsewhere:
+// its caller frame is not the one morestack recorded in morebuf for this call.
+TEST_F(NewstackMorebufTest, GoroutinePreemptedAgainElsewhereIsStale) {
+  SetSched(kG, sched_sp_ + 0x40, kMorestackRet, caller_fp_);  // another depth
+  mem_.Put64(sched_sp_ + 0x40, kMainF + 0xb0);
+  auto r = RunOnG0();
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), g0_side_);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MORESTACK][SB_CNT_STOPPED], 1u);
+  // Same depth, another caller.
+  SetSched(kG, sched_sp_, kMorestackRet, caller_fp_);
+  mem_.Put64(sched_sp_, kMainF + 0xc0);
+  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  // Parked by mcall since (its save is no morestack save).
+  mem_.Put64(sched_sp_, kMainF + 0xb0);
+  SetSched(kG, sched_sp_, kMcallRet, caller_fp_);
+  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+}
+
+TEST_F(NewstackMorebufTest, RunningGoroutineIsStale) {
+  mem_.Put64(kG + 48, 0xc000009000);  // running on another M
+  auto r = RunOnG0();
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r), g0_side_);
+  EXPECT_EQ(r.sample.goid, 43u);  // labelled as before: m.curg, not the goroutine it could not prove
+}
+
+// Without the DWARF proof, or at a return address outside its range, or when the walk is not
+// at newstack's CFA (g0.sched.sp), nothing is read from newstack's frame.
+TEST_F(NewstackMorebufTest, NoProofNoGoroutine) {
+  info_.newstack_hi = 0;
+  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  info_.newstack_hi = static_cast<uint32_t>(kNewstack + 0x80 - kText);  // ends at the return address
+  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  info_.newstack_hi = static_cast<uint32_t>(kNewstack + 0xc0 - kText);
+  info_.newstack_lo = static_cast<uint32_t>(kNewstack + 0x80 - kText);  // starts at it
+  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  info_.newstack_lo = static_cast<uint32_t>(kNewstack + 0x10 - kText);
+  // g0.sched.sp off the walk, with a morebuf-like record where it would put morebuf.
+  mem_.Put64(kG0 + 56, ns_fp_ + 16 - 0x100);
+  uint64_t off_mb = ns_fp_ + 16 - 0x100 - 0x60;
+  mem_.Put64(off_mb + 0, sched_sp_ + 8);
+  mem_.Put64(off_mb + 8, kMainF + 0xb0);
+  mem_.Put64(off_mb + 16, kG);
+  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  mem_.Put64(kG0 + 56, ns_fp_ + 16);
+  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_ROOT);
+}
+
+// amd64 gogo (issue 13 item 4): MOVQ DX, FS:g (9 bytes) | MOVQ DX, R14 | MOVQ (BX), SP |
+// ... MOVQ 0x30(BX), BP ... | JMP BX. Decoded windows at kGogo.
+constexpr uint64_t kGogo = 0x401a00;  // [0x401a00, 0x401a40), no frame (pcsp 0)
+
+class GogoWindowTest : public UnwindCoreTest {
+ protected:
+  void SetUp() override {
+    UnwindCoreTest::SetUp();
+    info_.gogo_g0_lo = kGogo + 0x9;
+    info_.gogo_g0_hi = kGogo + 0xf;
+    info_.gogo_gp_lo = kGogo + 0xf;
+    info_.gogo_gp_hi = kGogo + 0x40;
+    info_.gogo_bp_loaded = kGogo + 0x17;
+    SetCurrentG(kG);  // gogo's first instruction stored gp in TLS; execute set m.curg, gp.m
+  }
+};
+
+// SP still on g0: execute -> gogo on g0 under schedule, mcall below with the goroutine that
+// called it (kG2, parked by mcall) in the g0 slot. The thread is on g0: crossed at mcall.
+TEST_F(GogoWindowTest, SpStillOnG0WalksG0) {
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG2);
+  mem_.Put64(kG2 + 0, kGStackLo + 0x10000);
+  mem_.Put64(kG2 + 8, kGStackHi + 0x10000);
+  mem_.Put64(kG2 + 152, 43);
+  mem_.Put64(kG2 + 48, 0);  // parked
+  uint64_t g2_sp = kGStackHi + 0x10000 - 0x300, g2_fp = g2_sp + 0x20;
+  SetSched(kG2, g2_sp, kMcallRet, g2_fp);
+  Frame(g2_fp, 0, kGoexit + 1);
+  uint64_t g0_sp = kG0StackHi - 0x200, exec_fp = kG0StackHi - 0x180, sched_fp = kG0StackHi - 0x100;
+  mem_.Put64(g0_sp, kAllocFn + 0x30);  // gogo's return address into execute
+  Frame(exec_fp, sched_fp, kSchedule + 0x20);
+  Frame(sched_fp, 0, kMcall + 0x20);
+  auto r = Run(kGogo + 0xc, g0_sp, exec_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kGogo + 0xc, kAllocFn + 0x30, kSchedule + 0x20, kMcall + 0x20,
+                                              kMcallRet, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_TRUE(r.sample.flags & SB_SAMPLE_ON_G0);
+  // Without the decoded window the thread looks like it runs kG on g0's stack: no crossing.
+  info_.gogo_gp_hi = 0;
+  EXPECT_NE(Run(kGogo + 0xc, g0_sp, exec_fp).sample.stop_reason, SB_STOP_ROOT);
+  // The first instruction (the TLS store itself) has not run at its own pc: g is still g0.
+  info_.gogo_gp_hi = kGogo + 0x40;
+  SetCurrentG(kG0);
+  EXPECT_EQ(Run(kGogo + 0x0, g0_sp, exec_fp).sample.stop_reason, SB_STOP_ROOT);
+}
+
+// SP already gp's: gp resumes at sched.pc (mcall's save: gopark's return site) with that SP,
+// BP from gobuf.bp until gogo loads it, from the register after (gogo cleared gobuf.bp).
+TEST_F(GogoWindowTest, SpOnTheGoroutineResumesAtSchedPc) {
+  uint64_t sp = kGStackHi - 0x300, f_fp = sp + 0x20;  // main.f at kMcallRet: frame 0x28
+  SetSched(kG, 0 /* cleared */, kMcallRet, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  uint64_t g0_fp = kG0StackHi - 0x100;
+  auto before_bp = Run(kGogo + 0x13, sp, g0_fp);
+  EXPECT_EQ(Frames(before_bp), (std::vector<uint64_t>{kGogo + 0x13, kMcallRet, kGoexit + 1}));
+  EXPECT_EQ(before_bp.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(before_bp.sample.goid, 42u);
+  SetSched(kG, 0, kMcallRet, 0);
+  auto after_bp = Run(kGogo + 0x20, sp, f_fp);
+  EXPECT_EQ(Frames(after_bp), (std::vector<uint64_t>{kGogo + 0x20, kMcallRet, kGoexit + 1}));
+  EXPECT_EQ(after_bp.sample.stop_reason, SB_STOP_ROOT);
+  // A gobuf that is no save of mcall or morestack (here main.f's entry): gogo only, stale.
+  SetSched(kG, 0, kMainF, f_fp);
+  auto other = Run(kGogo + 0x13, sp, g0_fp);
+  EXPECT_EQ(Frames(other), (std::vector<uint64_t>{kGogo + 0x13}));
+  EXPECT_EQ(other.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  // SP outside gp's stack: not gp's.
+  SetSched(kG, 0, kMcallRet, f_fp);
+  EXPECT_EQ(Run(kGogo + 0x13, kG0StackHi - 0x300, g0_fp).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+}
+
 // systemstack's sched recipe (amd64 < 1.21) accepts only gosave_systemstack_switch's save.
 TEST_F(UnwindCoreTest, SystemstackWithAnotherSaveIsStale) {
   SetCurrentG(kG0);
@@ -1055,6 +1246,47 @@ TEST_F(UnwindCoreArm64Test, MorestackNeedsTheBlToMorestack) {
   auto r = Run(kAllocFn + 0x50, g0_sp, g0_fp, 0, kG0);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kMorestack + 0x30}));
+}
+
+// arm64: newstack preempted the goroutine (dropg: m.curg 0). morestack called newstack below
+// a 16-byte frame of its own, so newstack's CFA is g0.sched.sp - 16, where the SP walk stands
+// at morestack's frame. morebuf holds f's caller's SP (= sched.sp: f had no frame) and pc
+// (= sched.lr). Here "newstack" is the 0x40-frame function at 0x401500.
+TEST_F(UnwindCoreArm64Test, PreemptedGoroutineFoundThroughMorebuf) {
+  constexpr uint64_t kNs = 0x401500;
+  info_.newstack_lo = static_cast<uint32_t>(kNs + 0x10 - kText);
+  info_.newstack_hi = static_cast<uint32_t>(kNs + 0xc0 - kText);
+  info_.morebuf_cfa_off = -0x30;
+  info_.gobuf_g = 16;
+  mem_.Put64(kM + 192, 0);  // dropg
+  mem_.Put64(kG + 48, 0);
+  mem_.Put32(kG + 144, 1);
+  uint64_t g0_sp = kG0StackHi - 0x200, ns_sp = g0_sp + 0x40, cfa = ns_sp + 0x40;
+  GoFrame(g0_sp, 0, kNs + 0x80);
+  GoFrame(ns_sp, 0, kMorestack + 0x30);
+  mem_.Put64(kG0 + 56, cfa + 16);
+  uint64_t sched_sp = kGStackHi - 0x300;
+  SetSched(kG, sched_sp, kMorestackRetArm64, kGStackHi - 0x200);
+  mem_.Put64(kG + 56 + 40, kMainF + 0xb0);  // sched.lr
+  GoFrame(sched_sp, 0, kGoexit + 4);
+  uint64_t mb = cfa - 0x30;
+  mem_.Put64(mb + 0, sched_sp);
+  mem_.Put64(mb + 8, kMainF + 0xb0);
+  mem_.Put64(mb + 16, kG);
+  auto r = Run(kAllocFn + 0x50, g0_sp, g0_sp - 8, 0, kG0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kNs + 0x80, kMorestack + 0x30, kMorestackRetArm64,
+                                              kMainF + 0xb0, kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+  // morebuf's pc is not sched.lr: the goroutine stopped elsewhere since.
+  mem_.Put64(mb + 8, kMainF + 0xc0);
+  auto stale = Run(kAllocFn + 0x50, g0_sp, g0_sp - 8, 0, kG0);
+  EXPECT_EQ(stale.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(stale), (std::vector<uint64_t>{kAllocFn + 0x50, kNs + 0x80, kMorestack + 0x30}));
+  // The amd64 CFA (g0.sched.sp itself) is not arm64's.
+  mem_.Put64(mb + 8, kMainF + 0xb0);
+  mem_.Put64(kG0 + 56, cfa);
+  EXPECT_EQ(Run(kAllocFn + 0x50, g0_sp, g0_sp - 8, 0, kG0).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
 }
 
 // vDSO on arm64: m.vdsoSP is the SP of the frame m.vdsoPC returns into (nanotime1's caller).

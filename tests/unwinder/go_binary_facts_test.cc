@@ -8,6 +8,7 @@
 #include <string>
 
 #include "symbolizer/binary.h"
+#include "unwinder/call_sites.h"
 
 namespace sb::unwinder {
 namespace {
@@ -96,6 +97,65 @@ TEST(GoBinaryFacts, SavePointsOfTheSavedPcRule) {
   for (uint32_t i = 1; i < pi.nmcall_sites; i++) EXPECT_LT(pi.mcall_sites[i - 1], pi.mcall_sites[i]);
   EXPECT_EQ(pi.text_start + pi.mcall_sites[0], f->mcall_return_sites[0] + 0x1000);
   EXPECT_EQ(pi.morestack, f->morestack + 0x1000);
+}
+
+// newstack's local morebuf (issue 13 item 2): DWARF puts it at one CFA offset across the
+// return addresses of newstack's calls to gopreempt_m and preemptPark (Go 1.19), inside
+// newstack and inside its frame (negative offset); gobuf.g is at 16. Stripped: not proven, so
+// not used, and said so.
+TEST(GoBinaryFacts, NewstackMorebufProvenByDwarf) {
+  std::shared_ptr<sym::Binary> bin;
+  auto f = Analyze("demo", &bin);
+  ASSERT_TRUE(f);
+  auto newstack = bin->go()->FindFuncByName("runtime.newstack");
+  ASSERT_TRUE(newstack);
+  EXPECT_GE(f->newstack_morebuf_lo, newstack->entry);
+  EXPECT_LE(f->newstack_morebuf_hi, newstack->end);
+  EXPECT_LT(f->newstack_morebuf_lo, f->newstack_morebuf_hi) << f->morebuf_source;
+  EXPECT_LT(f->morebuf_cfa_off, 0);
+  EXPECT_EQ(f->gobuf_g, 16);
+  for (const char* callee : {"runtime.gopreempt_m", "runtime.preemptPark"}) {
+    auto fn = bin->go()->FindFuncByName(callee);
+    ASSERT_TRUE(fn) << callee;
+    int in_range = 0;
+    for (uint64_t site : ReturnSitesOfCallsTo(*bin, fn->entry))
+      in_range += site > f->newstack_morebuf_lo && site < f->newstack_morebuf_hi;
+    EXPECT_EQ(in_range, 1) << callee;
+  }
+  sb_proc_info pi = MakeProcInfo(*f, 0x1000, 0);
+  EXPECT_EQ(pi.text_start + pi.newstack_lo, f->newstack_morebuf_lo + 0x1000);
+  EXPECT_EQ(pi.morebuf_cfa_off, f->morebuf_cfa_off);
+
+  auto stripped = Analyze("demo-stripped");
+  ASSERT_TRUE(stripped);
+  EXPECT_EQ(stripped->newstack_morebuf_hi, 0u);
+  EXPECT_EQ(MakeProcInfo(*stripped, 0, 0).newstack_hi, 0u);
+  EXPECT_NE(stripped->morebuf_source.find("not proven"), std::string::npos) << stripped->morebuf_source;
+}
+
+// amd64 gogo's windows (issue 13 item 4), decoded from its code, stripped or not: the TLS store
+// is its first instruction, the SP load ends the g0 window, the JMP ends the goroutine one.
+TEST(GoBinaryFacts, GogoWindowsDecoded) {
+  std::shared_ptr<sym::Binary> bin;
+  auto f = Analyze("demo", &bin);
+  ASSERT_TRUE(f);
+  auto gogo = bin->go()->FindFuncByName("gogo");
+  ASSERT_TRUE(gogo);
+  ASSERT_TRUE(f->gogo.found) << f->gogo.why;
+  EXPECT_EQ(f->gogo.g0_lo, gogo->entry + 9);  // MOVQ DX, FS:-8: 9 bytes
+  EXPECT_LT(f->gogo.g0_lo, f->gogo.g0_hi);
+  EXPECT_EQ(f->gogo.g0_hi, f->gogo.gp_lo);
+  EXPECT_LT(f->gogo.gp_lo, f->gogo.bp_loaded);
+  EXPECT_LT(f->gogo.bp_loaded, f->gogo.gp_hi);
+  EXPECT_LE(f->gogo.gp_hi, gogo->end);
+  auto jmp = bin->elf().ReadVaddr(f->gogo.gp_hi - 2, 2);  // JMP BX: FF E3
+  ASSERT_TRUE(jmp.ok());
+  EXPECT_EQ(static_cast<uint8_t>((*jmp)[0]), 0xFF);
+  auto stripped = Analyze("demo-stripped");
+  ASSERT_TRUE(stripped);
+  EXPECT_EQ(stripped->gogo.gp_hi, f->gogo.gp_hi);
+  sb_proc_info pi = MakeProcInfo(*f, 0x1000, 0);
+  EXPECT_EQ(pi.gogo_g0_lo, f->gogo.g0_lo + 0x1000);
 }
 
 TEST(GoBinaryFacts, StrippedAndPieAgree) {

@@ -42,6 +42,9 @@ mutations=(
   "saved-pc rule: morestack's save|  if (save == SB_SAVE_MORESTACK) return sb_after_morestack_call(st, pc);|  if (save == SB_SAVE_MORESTACK) return 1;"
   "saved-pc rule: systemstack_switch|  return pi->sswitch_start != 0 && pc >= pi->sswitch_start && pc < pi->sswitch_end;|  return 1;"
   "morestack under schedule|  sb_u64 gp = st->w->scheduling ? 0 : sb_live_curg(st);|  sb_u64 gp = sb_live_curg(st);"
+  "newstack morebuf (caller binding)|    if (want_caller_sp != 0 && (ret != want_caller_pc || (SB_ARM64(st) ? sp : sp + 8) != want_caller_sp))|    if (0)"
+  "newstack morebuf (running goroutine)|  if (gp_m != 0 && !(gp_m == st->w->m && gp == st->w->curg))|  if (0)"
+  "newstack morebuf (CFA)|  if (cfa != st->w->sp) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);|"
   "labels: slice entry's value (1.24+)|    if (sb_read_label(env, e, e + 16, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|    if (sb_read_label(env, e, e, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|goroutine_labels.h"
   "labels: hmap bucket's elems (<=1.23)|      sb_u64 v = bucket + SB_BMAP_ELEMS + (sb_u64)i * 16;|      sb_u64 v = bucket + SB_BMAP_KEYS + (sb_u64)i * 16;|goroutine_labels.h"
 )

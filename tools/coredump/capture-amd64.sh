@@ -55,6 +55,7 @@ crash)       # GOTRACEBACK=crash + SIGABRT: Go relays SIGQUIT to every M; the th
              BP="'runtime.dieFromSignal'" RUN_ENV="GOTRACEBACK=crash" KILL_SIG=SIGABRT ;;
 idle)        MODE=attach PICK="runtime.mstart,runtime.stopm,runtime.futex" ;;
 stale)       MODE=stale EXTRA_ARGS="-procs 4" ;;
+stale-parked) MODE=stale-parked EXTRA_ARGS="-procs 2" RUN_ENV="GODEBUG=asyncpreemptoff=1" ;;
 esac
 
 PID=""

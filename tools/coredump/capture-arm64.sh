@@ -72,6 +72,7 @@ crash)       # Go's own handler this time (no -sigdfl): it relays SIGQUIT to eve
              RULE="sp=gsignal" RUN_ENV=(GOTRACEBACK=crash) SIGDFL=() ;;
 idle)        RULE="runtime.stopm,runtime.mstart,!runtime.park_m|runtime.stopm,runtime.mstart.abi0,!runtime.park_m" ; SETTLE=1 ;;
 stale)       RULE="stale"; EXTRA_ARGS=(-procs 4) ;;
+stale-parked) RULE="stale-parked"; EXTRA_ARGS=(-procs 2); RUN_ENV=(GODEBUG=asyncpreemptoff=1) ;;
 asyncpreempt) RULE="" ;;
 esac
 if [ -n "$BREAK" ]; then

@@ -26,6 +26,9 @@ on one thread:
   curg            m.curg != 0
   stale           on g0, m.curg == 0, and the g0 slot *(g0.sched.sp-8) names a goroutine that
                   is running on another M
+  stale-parked    on g0, m.curg == 0, and the g0 slot names a goroutine parked again (g.m 0,
+                  runnable) whose saved pc is in a main.* function (the corecases workload's
+                  morestack save, not mcall's: issue 13's stale state)
 """
 import argparse
 import json
@@ -321,6 +324,11 @@ def check(rule_alt, th):
             if not (th.get("sp_on") == "g0" and view.get("curg") is None and c and c["status"] == "running"
                     and c["m"] not in ("0x0", view["m"])):
                 return False
+        elif cond == "stale-parked":
+            c = view.get("g0_slot_g")
+            if not (th.get("sp_on") == "g0" and view.get("curg") is None and c and c["status"] == "runnable"
+                    and c["m"] == "0x0" and (th.get("slot_sched_func") or "").startswith("main.")):
+                return False
         elif "@" in cond:
             fn, where = cond.split("@", 1)
             if where == "0":
@@ -361,6 +369,8 @@ def main():
         if view:
             th["go"] = view
             th["sp_on"] = sp_on(view, regs["sp"])
+            if view.get("g0_slot_g") and view["g0_slot_g"].get("sched_pc"):
+                th["slot_sched_func"] = syms.name(view["g0_slot_g"]["sched_pc"])
             c = view.get("curg")
             if th["sp_on"] != "curg" and c and c.get("sched_pc"):
                 # The goroutine under the switch, from its saved context (what Delve starts from):

@@ -7,6 +7,9 @@
 #                    attach : no breakpoint, pick the thread whose native frames match CAPTURE_PICK
 #                    stale  : re-attach until a thread on g0 (m.curg == 0) has a g0 mcall slot
 #                             naming a goroutine that is running on another M
+#                    stale-parked : the same, the goroutine parked again (g.m == 0, its SP in
+#                             its stack) with a saved pc that is not a return site of a call to
+#                             runtime.mcall (issue 13's stale state)
 #   CAPTURE_BP       gdb location ("*0x4321", "'runtime.newstack'", "__vdso_clock_gettime")
 #   CAPTURE_PICK     comma-separated function names, all must be on the picked thread's stack
 #   CAPTURE_TRIES    attempts for stale mode (default 200)
@@ -169,6 +172,38 @@ def find_stale(view):
     return None
 
 
+def after_mcall_call(pc):
+    """Whether the 5 bytes before pc are CALL rel32 to runtime.mcall (mcall's own save)."""
+    try:
+        b = bytes(gdb.selected_inferior().read_memory(pc - 5, 5))
+    except gdb.MemoryError:
+        return False
+    if b[0] != 0xE8:
+        return False
+    rel = struct.unpack("<i", b[1:])[0]
+    return pc + rel == mcall_entry()
+
+
+MCALL = []
+
+
+def mcall_entry():
+    if not MCALL:  # "Symbol "runtime.mcall" is at 0x460e00 in a file compiled without ..."
+        words = [w for w in ex("info address runtime.mcall").split() if w.startswith("0x")]
+        MCALL.append(int(words[0].rstrip("."), 16))
+    return MCALL[0]
+
+
+def find_stale_parked(view):
+    for rec in view:
+        if rec.get("m") and rec["sp_on"] == "g0" and rec["curg"] is None:
+            cand = rec.get("g0_slot_g")
+            if (cand and cand.get("m") == "0x0" and cand.get("status") == "runnable" and
+                    in_stack(int(cand["sched_sp"], 16), cand) and not after_mcall_call(int(cand["sched_pc"], 16))):
+                return rec
+    return None
+
+
 def main():
     global G_T, M_T
     ex("set pagination off")
@@ -220,11 +255,11 @@ def main():
                 break
         else:
             raise gdb.GdbError("no thread has all of %s" % want)
-    elif MODE == "stale":
+    elif MODE in ("stale", "stale-parked"):
         tries = int(ENV.get("CAPTURE_TRIES", "200"))
         for i in range(tries):
             view = go_view()
-            rec = find_stale(view)
+            rec = find_stale(view) if MODE == "stale" else find_stale_parked(view)
             if rec:
                 result["attempts"] = i + 1
                 result["stopped_lwp"] = rec["lwp"]

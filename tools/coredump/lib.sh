@@ -5,7 +5,7 @@ COREDUMP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$COREDUMP_DIR/../.." && pwd)
 CORECASES_SRC="$REPO_ROOT/testdata/corecases"
 GO=${GO:-go}
-STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale"
+STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale stale-parked"
 # amd64 only, not in `all`: a core of testdata/workloads/labels (goroutine pprof labels, issue 14)
 EXTRA_STATES="labels"
 

@@ -9,7 +9,7 @@ SWITCHBACK=${SWITCHBACK:-build/tools/switchback}
 DIR=${CASE_DIR:-testdata/coredumps}
 cap=$1; arch=$2; shift 2
 states=("$@")
-[[ ${#states[@]} -gt 0 ]] || states=(leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale)
+[[ ${#states[@]} -gt 0 ]] || states=(leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale stale-parked)
 
 must_cross() {  # the crossing a state proves, per arch
   case "$1/$arch" in

@@ -91,6 +91,12 @@ int RunInspect(const InspectArgs& a) {
     ranges.push_back(e);
   }
   j["functions"] = ranges;
+  j["newstack_morebuf"] = {{"proven", f.newstack_morebuf_hi != 0}, {"source", f.morebuf_source}};
+  if (f.newstack_morebuf_hi != 0) {
+    j["newstack_morebuf"]["start"] = f.newstack_morebuf_lo;
+    j["newstack_morebuf"]["end"] = f.newstack_morebuf_hi;
+    j["newstack_morebuf"]["cfa_offset"] = f.morebuf_cfa_off;
+  }
   j["pcsp_runs"] = f.sp_deltas.size();
   j["missing"] = f.missing;
   if (a.json) {
@@ -129,6 +135,13 @@ int RunInspect(const InspectArgs& a) {
            r.kind == SB_FN_MCALL_SPILLER
                ? fmt::format("  g0 slot at g0.sched.sp{:+d} ({})", r.slot_offset, r.slot_source).c_str()
                : "");
+  if (f.newstack_morebuf_hi != 0)
+    printf("  newstack morebuf 0x%llx-0x%llx at CFA%+d (%s)\n", (unsigned long long)f.newstack_morebuf_lo,
+           (unsigned long long)f.newstack_morebuf_hi, f.morebuf_cfa_off, f.morebuf_source.c_str());
+  if (f.gogo.found)
+    printf("  gogo windows  on g0 0x%llx-0x%llx, on the goroutine 0x%llx-0x%llx (its BP from 0x%llx)\n",
+           (unsigned long long)f.gogo.g0_lo, (unsigned long long)f.gogo.g0_hi, (unsigned long long)f.gogo.gp_lo,
+           (unsigned long long)f.gogo.gp_hi, (unsigned long long)f.gogo.bp_loaded);
   for (const auto& m : f.missing) printf("  missing: %s\n", m.c_str());
   return 0;
 }
