@@ -130,6 +130,14 @@ static inline void sb_xp_proc_info_add_bias(struct sb_proc_info *pi, sb_u64 bias
     pi->sswitch_start += bias;
     pi->sswitch_end += bias;
   }
+  if (pi->gogo_g0_hi) { /* amd64 gogo's windows (0: not decoded) */
+    pi->gogo_g0_lo += bias;
+    pi->gogo_g0_hi += bias;
+    pi->gogo_gp_lo += bias;
+    pi->gogo_gp_hi += bias;
+    pi->gogo_bp_loaded += bias;
+  }
+  /* newstack_lo/hi, mcall_sites and the pcsp page index are offsets from text_start. */
 }
 
 /* Pending call: one per (process, goroutine, depth). Records of one goroutine form a stack

@@ -11,6 +11,7 @@ nlohmann::json StatsToJson(const RecordStats& s) {
   j["samples"] = s.samples;
   j["lost"] = s.lost;
   j["unknown_pid_samples"] = s.unknown_pid;
+  j["exiting_samples"] = s.exiting;
   j["ended_at_root"] = s.ended_at_root;
   j["stop_reasons"] = s.stop_reasons;
   nlohmann::json cr = nlohmann::json::object();

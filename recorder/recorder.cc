@@ -28,6 +28,7 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   sb_counters c = sampler.Counters();
   st.lost = c.lost;
   st.unknown_pid = c.unknown_pid;
+  st.exiting = c.exiting;
   st.unwound = c.samples;
   st.unwind_ns = c.unwind_ns;
   st.unwind_frames = c.unwind_frames;

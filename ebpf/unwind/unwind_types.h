@@ -269,6 +269,7 @@ struct sb_counters {
   sb_u64 stop[SB_STOP_MAX];
   sb_u64 labels[SB_LABELS_MAX]; /* samples by enum sb_labels_status */
   sb_u64 crossing[SB_CROSS_MAX][3];
+  sb_u64 exiting;         /* samples of tasks tearing down (PF_EXITING or no mm): not unwound */
 };
 
 #endif /* SWITCHBACK_UNWIND_TYPES_H */

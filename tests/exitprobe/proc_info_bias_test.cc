@@ -52,6 +52,16 @@ TEST(ProcInfoBias, EveryAddressFieldOfSyntheticFacts) {
   f.morestack_noctxt = 0x30100;
   f.systemstack_switch_start = 0x30200;
   f.systemstack_switch_end = 0x30240;
+  f.gogo.found = true;  // amd64 only in practice; MakeProcInfo copies it for any arch
+  f.gogo.g0_lo = 0x30300;
+  f.gogo.g0_hi = 0x30310;
+  f.gogo.gp_lo = 0x30310;
+  f.gogo.gp_hi = 0x30320;
+  f.gogo.bp_loaded = 0x30318;
+  f.newstack_morebuf_lo = 0x30400;
+  f.newstack_morebuf_hi = 0x30480;
+  f.morebuf_cfa_off = -184;
+  f.gobuf_g = 16;
   f.sp_deltas.resize(5);
   ExpectRelocatedEqualsMade(f);
 }
