@@ -526,10 +526,8 @@ static __always_inline int handle_site(struct pt_regs *ctx) {
   return 0;
 }
 
-/* Loaded with expected attach type BPF_TRACE_UPROBE_MULTI (set by userspace: libbpf 1.1 does
- * not know SEC("uprobe.multi")): every site of the binary in one link. */
-SEC("uprobe")
-int xp_site_multi(struct pt_regs *ctx) {
+/* Both probe kinds: pair the site, then (--stacks, a paired exit) tail-call the unwind. */
+static __always_inline int site_then_stack(struct pt_regs *ctx) {
   /* want_stacks first: with it 0 (frozen) the verifier never compares the return value, which
    * would otherwise make it track r0 precisely through every path (6 s longer to load). */
   int r = handle_site(ctx);
@@ -541,19 +539,14 @@ int xp_site_multi(struct pt_regs *ctx) {
   return 0;
 }
 
+/* Loaded with expected attach type BPF_TRACE_UPROBE_MULTI (set by userspace: libbpf 1.1 does
+ * not know SEC("uprobe.multi")): every site of the binary in one link. */
+SEC("uprobe")
+int xp_site_multi(struct pt_regs *ctx) { return site_then_stack(ctx); }
+
 /* The same for kernels without uprobe_multi: one perf-event uprobe per site. */
 SEC("uprobe")
-int xp_site(struct pt_regs *ctx) {
-  /* want_stacks first: with it 0 (frozen) the verifier never compares the return value, which
-   * would otherwise make it track r0 precisely through every path (6 s longer to load). */
-  int r = handle_site(ctx);
-  if (want_stacks && r == 2) {
-    bpf_tail_call(ctx, &stack_progs, 0);
-    struct sb_xp_counters *cnt = bpf_map_lookup_elem(&counters, &(__u32){0});
-    if (cnt) __sync_fetch_and_add(&cnt->stack_no_proc, 1); /* the tail call failed */
-  }
-  return 0;
-}
+int xp_site(struct pt_regs *ctx) { return site_then_stack(ctx); }
 
 /* trace --stacks: the unwind of one exit (tail-called from the probe, see stack_progs). */
 SEC("uprobe")

@@ -36,23 +36,17 @@ std::vector<StackHome> FbregEntries(Dwarf_Attribute attr) {
   return out;
 }
 
-// The `gp` parameter of a subprogram DIE: true when found (homes may still be empty).
-bool GpHomes(Dwarf_Debug dbg, Dwarf_Die sub, std::vector<StackHome>* homes) {
-  Dwarf_Die child = nullptr;
+// Calls VISIT(child) on each child DIE of PARENT in order, at most LIMIT of them, until VISIT
+// returns true (found: the walk stops there). Every child is freed after its visit; true if a
+// visit returned true. The one loop over DIE siblings of this file.
+template <typename Visit>
+bool VisitChildDies(Dwarf_Debug dbg, Dwarf_Die parent, int limit, Visit visit) {
   Dwarf_Error err = nullptr;
+  Dwarf_Die child = nullptr;
+  if (dwarf_child(parent, &child, &err) != DW_DLV_OK) return false;
   bool found = false;
-  if (dwarf_child(sub, &child, &err) != DW_DLV_OK) return false;
-  for (int guard = 0; child != nullptr && guard < 10000; guard++) {
-    Dwarf_Half tag = 0;
-    if (!found && dwarf_tag(child, &tag, &err) == DW_DLV_OK && tag == DW_TAG_formal_parameter &&
-        DieName(dbg, child) == "gp") {
-      Dwarf_Attribute attr = nullptr;
-      found = true;
-      if (dwarf_attr(child, DW_AT_location, &attr, &err) == DW_DLV_OK) {
-        *homes = FbregEntries(attr);
-        dwarf_dealloc_attribute(attr);
-      }
-    }
+  for (int guard = 0; child != nullptr && guard < limit; guard++) {
+    if ((found = visit(child))) break;
     Dwarf_Die next = nullptr;
     int r = dwarf_siblingof_b(dbg, child, 1, &next, &err);
     dwarf_dealloc_die(child);
@@ -60,6 +54,26 @@ bool GpHomes(Dwarf_Debug dbg, Dwarf_Die sub, std::vector<StackHome>* homes) {
   }
   if (child != nullptr) dwarf_dealloc_die(child);
   return found;
+}
+
+bool HasTag(Dwarf_Die die, Dwarf_Half want) {
+  Dwarf_Error err = nullptr;
+  Dwarf_Half tag = 0;
+  return dwarf_tag(die, &tag, &err) == DW_DLV_OK && tag == want;
+}
+
+// The `gp` parameter of a subprogram DIE: true when found (homes may still be empty).
+bool GpHomes(Dwarf_Debug dbg, Dwarf_Die sub, std::vector<StackHome>* homes) {
+  return VisitChildDies(dbg, sub, 10000, [&](Dwarf_Die child) {
+    if (!HasTag(child, DW_TAG_formal_parameter) || DieName(dbg, child) != "gp") return false;
+    Dwarf_Error err = nullptr;
+    Dwarf_Attribute attr = nullptr;
+    if (dwarf_attr(child, DW_AT_location, &attr, &err) == DW_DLV_OK) {
+      *homes = FbregEntries(attr);
+      dwarf_dealloc_attribute(attr);
+    }
+    return true;
+  });
 }
 
 // The DIE that DIE's DW_AT_type names (the caller frees it), or null.
@@ -88,27 +102,18 @@ bool TypeMemberOffset(Dwarf_Debug dbg, Dwarf_Die die, const std::string& name, u
     type = next;
   }
   if (type == nullptr) return false;
-  bool found = false;
-  Dwarf_Die child = nullptr;
-  if (dwarf_child(type, &child, &err) == DW_DLV_OK) {
-    for (int guard = 0; child != nullptr && guard < 4096; guard++) {
-      Dwarf_Half tag = 0;
-      if (!found && dwarf_tag(child, &tag, &err) == DW_DLV_OK && tag == DW_TAG_member && DieName(dbg, child) == name) {
-        Dwarf_Attribute loc = nullptr;
-        Dwarf_Unsigned v = 0;
-        if (dwarf_attr(child, DW_AT_data_member_location, &loc, &err) == DW_DLV_OK) {
-          found = dwarf_formudata(loc, &v, &err) == DW_DLV_OK;
-          *off = v;
-          dwarf_dealloc_attribute(loc);
-        }
-      }
-      Dwarf_Die next = nullptr;
-      int rr = dwarf_siblingof_b(dbg, child, 1, &next, &err);
-      dwarf_dealloc_die(child);
-      child = rr == DW_DLV_OK ? next : nullptr;
+  bool found = VisitChildDies(dbg, type, 4096, [&](Dwarf_Die child) {
+    if (!HasTag(child, DW_TAG_member) || DieName(dbg, child) != name) return false;
+    Dwarf_Attribute loc = nullptr;
+    Dwarf_Unsigned v = 0;
+    bool ok = false;
+    if (dwarf_attr(child, DW_AT_data_member_location, &loc, &err) == DW_DLV_OK) {
+      ok = dwarf_formudata(loc, &v, &err) == DW_DLV_OK;
+      *off = v;
+      dwarf_dealloc_attribute(loc);
     }
-    if (child != nullptr) dwarf_dealloc_die(child);
-  }
+    return ok;
+  });
   dwarf_dealloc_die(type);
   return found;
 }
@@ -116,29 +121,17 @@ bool TypeMemberOffset(Dwarf_Debug dbg, Dwarf_Die die, const std::string& name, u
 // newstack's own `morebuf` (a direct child of the subprogram: the one copied before the
 // preemption check; the one in the throwsplit block is a different variable).
 bool MorebufOf(Dwarf_Debug dbg, Dwarf_Die sub, MorebufHome* out) {
-  Dwarf_Die child = nullptr;
-  Dwarf_Error err = nullptr;
-  bool found = false;
-  if (dwarf_child(sub, &child, &err) != DW_DLV_OK) return false;
-  for (int guard = 0; child != nullptr && guard < 10000; guard++) {
-    Dwarf_Half tag = 0;
-    if (!found && dwarf_tag(child, &tag, &err) == DW_DLV_OK && tag == DW_TAG_variable &&
-        DieName(dbg, child) == "morebuf") {
-      Dwarf_Attribute attr = nullptr;
-      found = true;
-      if (dwarf_attr(child, DW_AT_location, &attr, &err) == DW_DLV_OK) {
-        out->homes = FbregEntries(attr);
-        dwarf_dealloc_attribute(attr);
-      }
-      out->has_gobuf_g = TypeMemberOffset(dbg, child, "g", &out->gobuf_g);
+  return VisitChildDies(dbg, sub, 10000, [&](Dwarf_Die child) {
+    if (!HasTag(child, DW_TAG_variable) || DieName(dbg, child) != "morebuf") return false;
+    Dwarf_Error err = nullptr;
+    Dwarf_Attribute attr = nullptr;
+    if (dwarf_attr(child, DW_AT_location, &attr, &err) == DW_DLV_OK) {
+      out->homes = FbregEntries(attr);
+      dwarf_dealloc_attribute(attr);
     }
-    Dwarf_Die next = nullptr;
-    int r = dwarf_siblingof_b(dbg, child, 1, &next, &err);
-    dwarf_dealloc_die(child);
-    child = r == DW_DLV_OK ? next : nullptr;
-  }
-  if (child != nullptr) dwarf_dealloc_die(child);
-  return found;
+    out->has_gobuf_g = TypeMemberOffset(dbg, child, "g", &out->gobuf_g);
+    return true;
+  });
 }
 
 }  // namespace
@@ -147,22 +140,10 @@ Result<MorebufHome> NewstackMorebufHome(const std::string& path) {
   MorebufHome out;
   bool found = false;
   Status read = ForEachDwarfUnit(path, [&](Dwarf_Debug dbg, Dwarf_Die cu) {
-    Dwarf_Error err = nullptr;
-    Dwarf_Die die = nullptr;
-    if (dwarf_child(cu, &die, &err) == DW_DLV_OK) {
-      for (int guard = 0; die != nullptr && guard < 10000000; guard++) {
-        Dwarf_Half tag = 0;
-        // Two DIEs are named runtime.newstack: the function and its ABI wrapper (no locals).
-        if (!found && dwarf_tag(die, &tag, &err) == DW_DLV_OK && tag == DW_TAG_subprogram &&
-            DieName(dbg, die) == "runtime.newstack")
-          found = MorebufOf(dbg, die, &out);
-        Dwarf_Die sib = nullptr;
-        int rr = dwarf_siblingof_b(dbg, die, 1, &sib, &err);
-        dwarf_dealloc_die(die);
-        die = rr == DW_DLV_OK ? sib : nullptr;
-      }
-      if (die != nullptr) dwarf_dealloc_die(die);
-    }
+    // Two DIEs are named runtime.newstack: the function and its ABI wrapper (no locals).
+    found = VisitChildDies(dbg, cu, 10000000, [&](Dwarf_Die die) {
+      return HasTag(die, DW_TAG_subprogram) && DieName(dbg, die) == "runtime.newstack" && MorebufOf(dbg, die, &out);
+    });
     return !found;
   });
   if (!read.ok()) return MakeError(read.error());
@@ -177,23 +158,14 @@ Result<std::map<std::string, std::vector<StackHome>>> GpStackHomes(const std::st
   std::set<std::string> wanted(names.begin(), names.end());
   std::map<std::string, std::vector<StackHome>> out;
   Status read = ForEachDwarfUnit(path, [&](Dwarf_Debug dbg, Dwarf_Die cu) {
-    Dwarf_Error err = nullptr;
-    Dwarf_Die die = nullptr;
-    if (dwarf_child(cu, &die, &err) == DW_DLV_OK) {
-      // Go puts every function's DIE directly under its compilation unit.
-      for (int guard = 0; die != nullptr && guard < 10000000; guard++) {
-        Dwarf_Half tag = 0;
-        if (dwarf_tag(die, &tag, &err) == DW_DLV_OK && tag == DW_TAG_subprogram) {
-          std::string name = DieName(dbg, die);
-          std::vector<StackHome> homes;
-          if (wanted.count(name) && !out.count(name) && GpHomes(dbg, die, &homes)) out[name] = homes;
-        }
-        Dwarf_Die sib = nullptr;
-        int rr = dwarf_siblingof_b(dbg, die, 1, &sib, &err);
-        dwarf_dealloc_die(die);
-        die = rr == DW_DLV_OK ? sib : nullptr;
-      }
-    }
+    // Go puts every function's DIE directly under its compilation unit.
+    VisitChildDies(dbg, cu, 10000000, [&](Dwarf_Die die) {
+      if (!HasTag(die, DW_TAG_subprogram)) return false;
+      std::string name = DieName(dbg, die);
+      std::vector<StackHome> homes;
+      if (wanted.count(name) && !out.count(name) && GpHomes(dbg, die, &homes)) out[name] = homes;
+      return out.size() == wanted.size();
+    });
     return out.size() < wanted.size();
   });
   if (!read.ok()) return MakeError(read.error());
