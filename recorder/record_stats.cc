@@ -68,11 +68,17 @@ std::string StatsSummary(const RecordStats& s) {
     for (const auto& w : p.warnings) out += fmt::format("      warning: {}\n", w);
   }
   out += fmt::format("Stacks ending at a root: {} of {} ({:.2f}%)\n", s.ended_at_root, s.samples, pct);
-  if (auto it = s.stop_reasons.find("goroutine_exited"); it != s.stop_reasons.end())  // whole: counted above
+  // Whole (counted above) without reaching a root: the g0 stack is all there is.
+  if (auto it = s.stop_reasons.find("goroutine_exited"); it != s.stop_reasons.end())
     out += fmt::format("  of which goroutine_exited (g0 stack after mcall(goexit0): nothing above it) {}\n",
                        it->second);
+  if (auto it = s.stop_reasons.find("goroutine_left"); it != s.stop_reasons.end())
+    out += fmt::format("  of which goroutine_left (scheduler work after dropg; its goroutine has run elsewhere "
+                       "since) {}\n",
+                       it->second);
   for (const auto& [reason, n] : s.stop_reasons) {
-    if (reason != "root" && reason != "goroutine_exited") out += fmt::format("  [stopped: {}] {}\n", reason, n);
+    if (reason != "root" && reason != "goroutine_exited" && reason != "goroutine_left")
+      out += fmt::format("  [stopped: {}] {}\n", reason, n);
   }
   if (s.kernel)
     out += fmt::format("Kernel stacks: {} of {} samples in the kernel ({} failed)\n", s.kernel_stacks,

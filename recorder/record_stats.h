@@ -36,7 +36,7 @@ struct RecordStats {
   uint64_t lost = 0;           // dropped by a full ring buffer
   uint64_t unknown_pid = 0;    // samples of processes not followed
   uint64_t exiting = 0;        // samples of tasks tearing down (no user memory left): not unwound
-  uint64_t ended_at_root = 0;    // whole stacks: at a root, or goroutine_exited, with their kernel
+  uint64_t ended_at_root = 0;    // whole stacks: at a root, goroutine_exited or goroutine_left, with their kernel
                                  // stack where they interrupted the kernel (recorder::IsWhole)
   std::map<std::string, uint64_t> stop_reasons;
   std::map<std::string, CrossingStats> crossings;

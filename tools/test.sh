@@ -19,7 +19,7 @@ if [ "${SWITCHBACK_ASAN:-1}" = 1 ]; then
     -DSWITCHBACK_SANITIZE=ON -DSWITCHBACK_FUZZ=ON -DSWITCHBACK_FUZZ_SECONDS="${SWITCHBACK_FUZZ_SECONDS:-20}"
   # Every test runs here too (BPF ones included: libbpf and the skeleton load fine under ASan),
   # except, by default, the tests whose time is building programs with the 7 fetched Go
-  # toolchains (GoVersionsTest, the *Go121To127* offsets tests: about 12 minutes). The code they
+  # toolchains (GoVersionsTest, LiveStackEndsTest, the *Go121To127* offsets tests: about 14 minutes). The code they
   # exercise (recorder, DWARF and assembly offset derivation) runs under the sanitizers here
   # through record_test, the Go 1.19 offsets tests, the lefthook tests and the fuzz targets.
   # ASAN_EXCLUDE=REGEX sets the list ('' runs everything).
@@ -29,7 +29,7 @@ if [ "${SWITCHBACK_ASAN:-1}" = 1 ]; then
   # quarantine RSS grows by design, so the check means nothing there.
   # The labels test on the fetched toolchains (go12x) is left out for time as GoVersionsTest is;
   # Go 1.19 runs here.
-  ASAN_EXCLUDE=${ASAN_EXCLUDE-GoVersionsTest|Go121To127|ChurnDoesNotGrow|SharesMatchRuntimePprof/go12}
+  ASAN_EXCLUDE=${ASAN_EXCLUDE-GoVersionsTest|LiveStackEndsTest|Go121To127|ChurnDoesNotGrow|SharesMatchRuntimePprof/go12}
   (cd "$ASAN_BUILD_DIR" && ctest --output-on-failure --timeout 900 -j1 ${ASAN_EXCLUDE:+-E "$ASAN_EXCLUDE"} "$@") || rc=1
 fi
 exit $rc

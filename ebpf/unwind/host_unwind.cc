@@ -94,12 +94,13 @@ const char* StopReasonName(int reason) {
     case SB_STOP_BAD_G: return "bad_g";
     case SB_STOP_NOT_GO: return "not_go";
     case SB_STOP_GOROUTINE_EXITED: return "goroutine_exited";
+    case SB_STOP_GOROUTINE_LEFT: return "goroutine_left";
   }
   return "unknown";
 }
 
 bool StopIsWhole(int reason) {
-  return reason == SB_STOP_ROOT || reason == SB_STOP_GOROUTINE_EXITED;
+  return reason == SB_STOP_ROOT || reason == SB_STOP_GOROUTINE_EXITED || reason == SB_STOP_GOROUTINE_LEFT;
 }
 
 const char* CrossingName(int crossing) {

@@ -52,7 +52,8 @@ sb_labels ReadLabelsOnHost(const HostUnwindInput& in, uint64_t g, std::set<uint6
 
 const char* StopReasonName(int reason);   // "root", "bad_fp", ...
 // Whether a stack that stopped for this reason is whole: it reached a root, or the base of a
-// g0 stack whose goroutine has exited (nothing above it to show).
+// g0 stack whose goroutine has exited or, after dropg, has run elsewhere since (nothing above it
+// to show: Go's own traceback of that g0 stack ends there too).
 bool StopIsWhole(int reason);
 const char* CrossingName(int crossing);   // "leaf", "systemstack", ...
 

@@ -315,10 +315,13 @@ SB_INLINE int sb_save_is(struct sb_unwind_state *st, sb_u64 pc, int save) {
  *   systemstack_switch  the two recipes of sb_cross_saved_switch.
  * want_caller_sp != 0 (morestack only): f's caller must be at that sp with return address
  * want_caller_pc (newstack's copy of m.morebuf, sb_morestack_from_morebuf), else stale.
+ * moved: the stop reason when the gobuf is not (or no longer) that save: stale_goroutine, or
+ * goroutine_left where the caller named the goroutine for certain after dropg (mcall's g0
+ * slot, newstack's morebuf): then it has run elsewhere since and the g0 stack is whole.
  * Returns 0 when the walk continues on the goroutine, 1 when it stopped, -1 when the caller
  * continues with an ordinary frame step. */
 SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 gp, int save,
-                               sb_u64 want_caller_pc, sb_u64 want_caller_sp) {
+                               sb_u64 want_caller_pc, sb_u64 want_caller_sp, int moved) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 base = gp + o->g_sched;
   sb_u64 sp = 0, pc = 0, bp = 0;
@@ -326,10 +329,9 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
   if (sb_read_u64(st, base + o->gobuf_sp, &sp) || sb_read_u64(st, base + o->gobuf_pc, &pc) ||
       sb_read_u64(st, base + o->gobuf_bp, &bp))
     return sb_cross_stopped(st, crossing, save == SB_SAVE_SYSTEMSTACK ? SB_STOP_READ_FAULT : SB_STOP_STALE_GOROUTINE);
-  if (sp == 0 || pc == 0 || !sb_save_is(st, pc, save))
-    return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+  if (sp == 0 || pc == 0 || !sb_save_is(st, pc, save)) return sb_cross_stopped(st, crossing, moved);
   if (save == SB_SAVE_MCALL) {
-    if (!sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    if (!sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, moved);
     sb_switch_to(st, pc, sp, bp);
     sb_crossed(st, crossing);
     return 0;
@@ -350,13 +352,13 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
       return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
     int copying = status == SB_GO_STATUS_COPYSTACK;
     int in_stack = sb_sp_in_stack(st, gp, sp);
-    if (!in_stack && !copying) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    if (!in_stack && !copying) return sb_cross_stopped(st, crossing, moved);
     if (sb_read_u64(st, SB_ARM64(st) ? base + o->gobuf_lr : sp, &ret))
       return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
     /* morestack stored f's caller in m.morebuf too: amd64 sp + 8 (past f's return address) and
      * that return address; arm64 sp itself and sched.lr. */
     if (want_caller_sp != 0 && (ret != want_caller_pc || (SB_ARM64(st) ? sp : sp + 8) != want_caller_sp))
-      return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+      return sb_cross_stopped(st, crossing, moved);
     sb_emit(st, pc, 0); /* f itself, stopped at its call to morestack */
     if (!in_stack) {
       if (ret != 0) sb_emit(st, ret, 0);
@@ -429,13 +431,15 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
     sb_crossed(st, crossing);
     return -1; /* caller continues with an ordinary frame-pointer step */
   }
-  return sb_gobuf_resume(st, crossing, gp, SB_SAVE_SYSTEMSTACK, 0, 0);
+  return sb_gobuf_resume(st, crossing, gp, SB_SAVE_SYSTEMSTACK, 0, 0, SB_STOP_STALE_GOROUTINE);
 }
 
 /* runtime.mcall on g0: the goroutine that called mcall saved its caller's pc/sp/bp in
  * g.sched. It is m.curg until the callee runs dropg(); after that, amd64's mcall pushed the
  * old g on the g0 stack (PUSHQ AX) at g0.sched.sp - 8. A candidate from that slot is used
- * only if it is still parked (g.m == 0) and its gobuf is mcall's save (sb_gobuf_resume). */
+ * only if it is still parked (g.m == 0) and its gobuf is mcall's save (sb_gobuf_resume);
+ * otherwise it has run elsewhere since this M dropped it, and the stack ends here, whole, with
+ * goroutine_left (the M's work since dropg is scheduler work that belongs to no goroutine). */
 SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 gp = sb_live_curg(st);
@@ -465,10 +469,13 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
      * its sched is still what mcall saved (Gosched with one runnable goroutine does this on
      * every call). */
     if (cand_m != 0 && !(cand_m == st->w->m && cand == st->w->curg))
-      return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
+      return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_GOROUTINE_LEFT);
     gp = cand;
   }
-  long r = sb_gobuf_resume(st, SB_CROSS_MCALL, gp, SB_SAVE_MCALL, 0, 0);
+  /* From the slot (after dropg: this M works for no goroutine) the goroutine is named for
+   * certain, so a gobuf that is not mcall's save means it has run since: goroutine_left. */
+  long r = sb_gobuf_resume(st, SB_CROSS_MCALL, gp, SB_SAVE_MCALL, 0, 0,
+                           from_slot ? SB_STOP_GOROUTINE_LEFT : SB_STOP_STALE_GOROUTINE);
   if (r != 0) return r;
   /* found through the g0 slot: name it */
   if (from_slot || !(st->out->flags & SB_SAMPLE_HAS_GOID)) sb_name_goroutine(st, gp);
@@ -506,9 +513,11 @@ SB_INLINE long sb_morestack_from_morebuf(struct sb_unwind_state *st) {
       sb_read_u64(st, mb + o->gobuf_pc, &mb_pc) || gp == 0 || mb_sp == 0 || mb_pc == 0 ||
       sb_read_u64(st, gp + o->g_m, &gp_m))
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  /* morebuf names the goroutine for certain and this M has dropped it (dropg): running on
+   * another M, or a gobuf that is no longer this morestack's, means it has run since. */
   if (gp_m != 0 && !(gp_m == st->w->m && gp == st->w->curg))
-    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
-  long r = sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, mb_pc, mb_sp);
+    return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_GOROUTINE_LEFT);
+  long r = sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, mb_pc, mb_sp, SB_STOP_GOROUTINE_LEFT);
   if (r == 0) sb_name_goroutine(st, gp);
   return r;
 }
@@ -522,7 +531,7 @@ SB_INLINE long sb_cross_morestack(struct sb_unwind_state *st) {
   sb_count(st, SB_CROSS_MORESTACK, SB_CNT_ATTEMPTS);
   sb_u64 gp = st->w->scheduling ? 0 : sb_live_curg(st);
   if (gp == 0) return sb_morestack_from_morebuf(st);
-  return sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, 0, 0);
+  return sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, 0, 0, SB_STOP_STALE_GOROUTINE);
 }
 
 SB_INLINE int sb_vdso_active(struct sb_unwind_state *st) {

@@ -38,7 +38,8 @@ enum sb_arch {
   SB_ARCH_ARM64 = 2,
 };
 
-/* Why a stack ended. Every sample carries exactly one. SB_STOP_ROOT is the only "whole" one. */
+/* Why a stack ended. Every sample carries exactly one. SB_STOP_ROOT, SB_STOP_GOROUTINE_EXITED and
+ * SB_STOP_GOROUTINE_LEFT are "whole" (unwind::StopIsWhole). */
 enum sb_stop_reason {
   SB_STOP_NONE = 0,         /* still walking (never in output) */
   SB_STOP_ROOT,             /* reached runtime.goexit / mstart / rt0_go (sigtramp without a context) */
@@ -53,6 +54,10 @@ enum sb_stop_reason {
   SB_STOP_NOT_GO,           /* pc outside the Go text with no frame pointer chain to follow */
   SB_STOP_GOROUTINE_EXITED, /* mcall(goexit0) after dropg: the goroutine is gone, the g0 stack is
                                all there is (a whole stack, like SB_STOP_ROOT) */
+  SB_STOP_GOROUTINE_LEFT,   /* after dropg (the M works for no goroutine: schedule, wakep), the
+                               goroutine that called into the scheduler, named for certain by mcall's
+                               g0 slot or newstack's morebuf, has run elsewhere since: the g0 stack
+                               is all there is, as in Go's own traceback (whole, like ROOT) */
   SB_STOP_MAX
 };
 

@@ -3,7 +3,7 @@
 // For each toolchain, on this amd64 host:
 //   - every crossing's counter shows it was taken (demo: leaf, systemstack, mcall, morestack,
 //     vdso; democgo: asmcgocall);
-//   - at least 99% of the samples end at a root (no stop reason accepted here);
+//   - at least 99.8% of the samples are whole and no stop reason takes more than 0.1%;
 //   - the stacks agree with runtime/pprof of the same run: the frequent stacks of each
 //     profiler are found, exactly, in the other's (see MatchesOracle for the two documented
 //     differences), and main.* inclusive shares agree within kShareTolerancePoints.
@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/common/shell_util.h"
+#include "tests/integration/go_toolchains.h"
 #include "tests/integration/record_harness.h"
 
 #ifndef SB_SOURCE_DIR
@@ -33,52 +34,29 @@ namespace {
 
 using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
 
-// Whole stacks (a root, or goroutine_exited), and the most any one way of stopping may take
-// (max_frames excepted). Issue 13 asks for 99.8% and 0.1%; measured here after it (one run each,
-// mode all, 8 s at 499 Hz on a loaded 2-core VM): Go 1.19 2,585 of 2,586 whole, Go 1.23 1,712
-// of 1,712, Go 1.27 2,216 of 2,220 and 2,550 of 2,551. What is left is stale_goroutine under
-// the scheduler of Ms whose goroutine has moved on (README, "Unwinder, second generation"),
-// up to ~0.8% in the recurse mode alone, and 0.6% in the cgo demo at Go 1.23 and 1.26 (29 of
-// 4,888 samples: gosched and stopm under schedule, in a clean-clone CI run), so the limits keep
-// a margin for that: the issue's limits need that scheduler work classified first.
-constexpr double kMinRootShare = 0.99;
-constexpr double kMaxStopShare = 0.01;
-// A stack is "frequent" at this share of its profile's samples. Why 1%: each profile has
-// 1,000+ samples, so a stack that frequent in one is absent from the other by chance with a
-// probability under 1e-4.
+// Whole stacks (a root, goroutine_exited or goroutine_left), and the most any one way of
+// stopping may take (max_frames excepted): issue 13's 99.8% and 0.1%. One recording here has
+// ~2,500 samples, where 0.1% is 2.5 samples, so a stop reason may also take kMaxStopSamples
+// (a reason at 0.01%, as measured, reaches 4 samples in one of these recordings with a
+// probability of 1e-4). stack_ends_test asserts 0.1% flat over ~28,000 samples of every mode of
+// every release. Measured after goroutine_left (session 7, stack_ends_test on a loaded 2-core
+// VM): 99.99% of 28,002 samples whole; bad_fp 2 (recurse, Go 1.21 and 1.25), end_of_chain 1
+// (chan, Go 1.23).
+constexpr double kMinRootShare = 0.998;
+constexpr double kMaxStopShare = 0.001;
+constexpr int64_t kMaxStopSamples = 3;
+// A stack is "frequent" at this share of its profile's samples (1%), and only looked for in the
+// other profile where it is expected there kMinExpected times at least: runtime/pprof samples
+// at 100 Hz, so its profile may hold only ~700 samples, where a 1% stack is absent by chance
+// with a probability of 1e-3 (0.99^700; it happened once, Go 1.26, session 7). With 10
+// expected, e^-10 = 5e-5.
 constexpr double kFrequentStack = 0.01;
+constexpr double kMinExpected = 10;
 // Inclusive shares of main.*, in points (see record_test.cc for why 10).
 constexpr double kShareTolerancePoints = 10.0;
 
 const std::set<std::string> kVdsoCallers = {"time.now", "runtime.nanotime1", "runtime.walltime",
                                             "runtime.walltime1", "runtime.vgetrandom1"};
-
-// The Go toolchain of version "1.N": Debian's for 1.19, else the fetch-go.sh cache.
-std::string GoFor(const std::string& version, std::string* why) {
-  if (version == "1.19") return kGo;
-  auto r = sb::test::RunCommand(sb::test::Quote(SB_SOURCE_DIR "/tools/fetch-go.sh") + " " + version,
-                                /*merge_stderr=*/false);
-  std::istringstream lines(r.out);
-  std::string v, root;
-  if (r.status == 0 && lines >> v >> root && v == version) return root + "/bin/go";
-  *why = "tools/fetch-go.sh " + version + " failed (it needs the Debian mirror): " + r.out;
-  return "";
-}
-
-// Builds testdata/workloads/NAME with GO into SB_VERSIONS_BUILD_DIR/VERSION/NAME.
-std::string BuildWorkload(const std::string& go, const std::string& version, const std::string& name,
-                          bool cgo, std::string* why) {
-  std::string out = std::string(SB_VERSIONS_BUILD_DIR) + "/go" + version + "/" + name;
-  std::string src = std::string(SB_SOURCE_DIR) + "/testdata/workloads/" + name;
-  auto r = sb::test::RunCommand("cd " + sb::test::Quote(src) + " && env GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=" +
-                                (cgo ? "1" : "0") + " " + sb::test::Quote(go) + " build -o " +
-                                sb::test::Quote(out) + " .");
-  if (r.status != 0) {
-    *why = "go" + version + " build " + name + ": " + r.out;
-    return "";
-  }
-  return out;
-}
 
 // Root-first function names of a sample, normalized for comparison with runtime/pprof:
 //   - without runtime.goexit (runtime/pprof omits it);
@@ -146,7 +124,7 @@ class GoVersionsTest : public testing::TestWithParam<std::string> {
   void SetUp() override {
     std::string why;
     if (!BpfAvailable(&why)) GTEST_SKIP() << "switchback record needs BPF (root and BTF): " << why;
-    go_ = GoFor(GetParam(), &why);
+    go_ = GoFor(GetParam(), /*fetch=*/true, &why);
     ASSERT_FALSE(go_.empty()) << why;
   }
 
@@ -165,8 +143,10 @@ class GoVersionsTest : public testing::TestWithParam<std::string> {
     EXPECT_GE(static_cast<double>(ends.ok) / ends.total, kMinRootShare)
         << ends.Summary() << "\nexamples of stacks that do not end at a root:" << ex;
     for (const auto& [end, n] : ends.by_end) {
-      if (end == "root" || end == "goroutine_exited" || end == "stopped:max_frames") continue;
-      EXPECT_LE(static_cast<double>(n) / ends.total, kMaxStopShare) << end << "\n" << ends.Summary();
+      if (end == "root" || end == "goroutine_exited" || end == "goroutine_left" || end == "stopped:max_frames")
+        continue;
+      EXPECT_TRUE(n <= kMaxStopSamples || static_cast<double>(n) / ends.total <= kMaxStopShare)
+          << end << " " << n << " of " << ends.total << "\n" << ends.Summary();
     }
     std::cout << "[ info     ] go" << GetParam() << ": " << ends.Summary() << "\n";
   }
@@ -203,13 +183,13 @@ TEST_P(GoVersionsTest, DemoCrossesEverySwitchAndAgreesWithRuntimePprof) {
   };
   int frequent_theirs = 0, frequent_ours = 0;
   for (const auto& [st, share] : theirs) {
-    if (share < kFrequentStack) continue;
+    if (share < std::max(kFrequentStack, kMinExpected / TotalCount(*r.ours))) continue;
     ++frequent_theirs;
     EXPECT_TRUE(found_in(st, ours, true))
         << "runtime/pprof stack (" << 100 * share << "%) missing from switchback's profile:\n  " << Join(st);
   }
   for (const auto& [st, share] : ours) {
-    if (share < kFrequentStack) continue;
+    if (share < std::max(kFrequentStack, kMinExpected / TotalCount(*r.oracle))) continue;
     ++frequent_ours;
     EXPECT_TRUE(found_in(st, theirs, false))
         << "switchback stack (" << 100 * share << "%) missing from runtime/pprof's profile:\n  " << Join(st);

@@ -15,6 +15,7 @@
 
 #include "tests/common/label_shares.h"
 #include "tests/common/shell_util.h"
+#include "tests/integration/go_toolchains.h"
 #include "tests/integration/record_harness.h"
 
 #ifndef SB_SOURCE_DIR
@@ -45,24 +46,6 @@ bool Has(const std::vector<std::string>& frames, const std::string& fn) {
   return std::find(frames.begin(), frames.end(), fn) != frames.end();
 }
 
-// Go of release "1.N": Debian's for 1.19, else the fetch-go.sh cache (empty when absent).
-std::string GoFor(const std::string& v) {
-  if (v == "1.19") return kGo;
-  std::string go = std::string(SB_SOURCE_DIR) + "/.cache/go/go" + v + "/usr/lib/go-" + v + "/bin/go";
-  return fs::exists(go) ? go : "";
-}
-
-std::string BuildLabels(const std::string& go, const std::string& v, std::string* why) {
-  std::string out = std::string(SB_VERSIONS_BUILD_DIR) + "/go" + v + "/labels";
-  std::string src = std::string(SB_SOURCE_DIR) + "/testdata/workloads/labels";
-  auto r = sb::test::RunCommand("mkdir -p " + sb::test::Quote(fs::path(out).parent_path().string()) + " && cd " +
-                                sb::test::Quote(src) + " && env GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=0 GOCACHE=" +
-                                sb::test::Quote(std::string(SB_VERSIONS_BUILD_DIR) + "/gocache-" + v) + " " +
-                                sb::test::Quote(go) + " build -o " + sb::test::Quote(out) + " .");
-  if (r.status != 0) *why = "go" + v + " build: " + r.out;
-  return r.status == 0 ? out : "";
-}
-
 class LabelsTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -73,9 +56,9 @@ class LabelsTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(LabelsTest, SharesMatchRuntimePprof) {
   const std::string v = GetParam();
-  std::string go = GoFor(v), why;
-  if (go.empty()) GTEST_SKIP() << "no Go " << v << " toolchain in .cache/go (tools/fetch-go.sh " << v << ")";
-  std::string exe = BuildLabels(go, v, &why);
+  std::string why, go = GoFor(v, /*fetch=*/false, &why);
+  if (go.empty()) GTEST_SKIP() << why;
+  std::string exe = BuildWorkload(go, v, "labels", /*cgo=*/false, &why);
   ASSERT_FALSE(exe.empty()) << why;
 
   RecordOptions o;

@@ -98,7 +98,8 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// How a stack ends, as a key: "root" / "goroutine_exited" (both whole) / "stopped:REASON" /
+// How a stack ends, as a key: "root" / "goroutine_exited" / "goroutine_left" (all whole) /
+// "stopped:REASON" /
 // "bad:..." (the latter explain why).
 std::string EndOf(const std::vector<std::string>& frames) {
   if (frames.empty()) return "bad:empty stack";
@@ -112,6 +113,10 @@ std::string EndOf(const std::vector<std::string>& frames) {
   // has exited (the unwinder checked that goexit0 is mcall's callee).
   if (last == "runtime.mcall" && frames.size() >= 2 && frames[frames.size() - 2] == "runtime.goexit0")
     return "goroutine_exited";
+  // goroutine_left: whole, with no marker; after dropg (the M works for no goroutine) the
+  // goroutine that called into the scheduler through mcall or morestack has run elsewhere
+  // since. The unwinder ends a stack at these two on g0 without a marker for no other reason.
+  if (last == "runtime.mcall" || last == "runtime.morestack") return "goroutine_left";
   if (StartsWith(last, "[stopped:")) {
     std::string reason = last.substr(9);
     while (!reason.empty() && (reason.front() == ' ')) reason.erase(0, 1);
@@ -145,7 +150,7 @@ EndReport CheckEnds(const ProfileData& p, const std::set<std::string>& expected_
     std::string end = EndOf(frames);
     r.total += s.count;
     r.by_end[end] += s.count;
-    bool ok = end == "root" || end == "goroutine_exited" ||
+    bool ok = end == "root" || end == "goroutine_exited" || end == "goroutine_left" ||
               (StartsWith(end, "stopped:") && expected_stops.count(end.substr(8)));
     if (ok) {
       r.ok += s.count;

@@ -46,7 +46,8 @@ int64_t TotalCount(const ProfileData& p);
 // Function -> share of samples (by count) whose stack contains it at least once.
 std::map<std::string, double> InclusiveShares(const ProfileData& p);
 bool StartsWith(const std::string& s, const std::string& prefix);
-// How a stack ends, as a key: "root" / "goroutine_exited" (both whole) / "stopped:REASON" /
+// How a stack ends, as a key: "root" / "goroutine_exited" / "goroutine_left" (all whole) /
+// "stopped:REASON" /
 // "bad:..." (the latter explain why).
 std::string EndOf(const std::vector<std::string>& frames);
 

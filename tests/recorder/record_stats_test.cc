@@ -41,14 +41,18 @@ TEST(RecordStats, SummaryNamesStopReasonsAndShare) {
   EXPECT_NE(s.find("pid 42"), std::string::npos) << s;
 }
 
-TEST(RecordStats, GoroutineExitedIsListedAsWholeNotAsAStop) {
+TEST(RecordStats, GoroutineExitedAndLeftAreListedAsWholeNotAsStops) {
   RecordStats st = Example();
-  st.ended_at_root = 195;
-  st.stop_reasons = {{"root", 190}, {"goroutine_exited", 5}, {"stale_goroutine", 5}};
+  st.ended_at_root = 197;
+  st.stop_reasons = {{"root", 190}, {"goroutine_exited", 5}, {"goroutine_left", 2}, {"stale_goroutine", 3}};
   std::string s = StatsSummary(st);
-  EXPECT_NE(s.find("195 of 200 (97.50%)"), std::string::npos) << s;
-  EXPECT_NE(s.find("of which goroutine_exited"), std::string::npos) << s;
+  EXPECT_NE(s.find("197 of 200 (98.50%)"), std::string::npos) << s;
+  EXPECT_NE(s.find("of which goroutine_exited (g0 stack after mcall(goexit0): nothing above it) 5"),
+            std::string::npos) << s;
+  EXPECT_NE(s.find("of which goroutine_left (scheduler work after dropg"), std::string::npos) << s;
   EXPECT_EQ(s.find("[stopped: goroutine_exited]"), std::string::npos) << s;
+  EXPECT_EQ(s.find("[stopped: goroutine_left]"), std::string::npos) << s;
+  EXPECT_NE(s.find("[stopped: stale_goroutine] 3"), std::string::npos) << s;
 }
 
 TEST(RecordStats, LostSamplesAndWarningsAreReported) {

@@ -438,8 +438,9 @@ TEST_F(UnwindCoreTest, McallUnderScheduleSameGoroutinePickedAgain) {
   EXPECT_EQ(r.sample.goid, 42u);
 }
 
-// The slot's goroutine already runs on another M: its sched is not this stack's. Stop.
-TEST_F(UnwindCoreTest, McallStaleGoroutineStops) {
+// The slot's goroutine already runs on another M (this M dropped it: m.curg 0): its sched is
+// not this stack's. The stack ends at mcall, whole: goroutine_left.
+TEST_F(UnwindCoreTest, McallSlotGoroutineRunningElsewhereHasLeft) {
   SetCurrentG(kG0);
   mem_.Put64(kM + 192, 0);
   mem_.Put64(kG + 48, 0xc000009000);  // g.m != 0: running elsewhere
@@ -449,9 +450,14 @@ TEST_F(UnwindCoreTest, McallStaleGoroutineStops) {
   uint64_t g0_fp = kG0StackHi - 0x100;
   Frame(g0_fp, 0, kMcall + 0x20);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
-  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
+  EXPECT_TRUE(StopIsWhole(r.sample.stop_reason));
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20}));
+  EXPECT_EQ(r.sample.goid, 0u);  // no goroutine is named
   EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_STOPPED], 1u);
+  // A slot that cannot be read names no goroutine: that is not known to have left.
+  mem_.Put64(kG0 + 56, 0x10);
+  EXPECT_EQ(Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
 }
 
 // mcall(goexit0) after its dropg: the g0 slot names the exited goroutine's g, which gfput has
@@ -563,8 +569,9 @@ TEST_F(UnwindCoreTest, MorestackDuringCopystackWalksBySp) {
 // on the run queue and this M parked in stopm (under schedule); another M ran it, it was
 // preempted at a stack check (its gobuf is morestack's) and is runnable again: parked
 // (g.m == 0), sched.sp in its stack. Every older check passes; the saved pc is no return site
-// of a call to mcall, so it is not this stack's caller.
-TEST_F(UnwindCoreTest, McallSlotGoroutineWithMorestacksSaveIsStale) {
+// of a call to mcall, so it is not this stack's caller: it has left (this M dropped it, and
+// the slot names it for certain), and the g0 stack is whole as it is.
+TEST_F(UnwindCoreTest, McallSlotGoroutineWithMorestacksSaveHasLeft) {
   SetCurrentG(kG0);
   mem_.Put64(kM + 192, 0);  // dropg
   mem_.Put64(kG + 48, 0);   // parked
@@ -579,7 +586,7 @@ TEST_F(UnwindCoreTest, McallSlotGoroutineWithMorestacksSaveIsStale) {
   mem_.Put64(sched_sp, kMainF + 0xb0);
   Frame(caller_fp, 0, kGoexit + 1);
   auto r = Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
-  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kSchedule + 0x20, kMcall + 0x20}));
   EXPECT_EQ(r.sample.goid, 0u);  // not named after a goroutine that did not ask for the work
   EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_STOPPED], 1u);
@@ -591,7 +598,7 @@ TEST_F(UnwindCoreTest, McallSlotGoroutineWithMorestacksSaveIsStale) {
                                                kGoexit + 1}));
   // A saved pc one byte off a return site is not one.
   SetSched(kG, sched_sp, kMcallRet + 1, caller_fp);
-  EXPECT_EQ(Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp).sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
 }
 
 // The mcall crossing through m.curg (before dropg) applies the rule too.
@@ -711,28 +718,29 @@ TEST_F(NewstackMorebufTest, PreemptedGoroutineFoundThroughMorebuf) {
 }
 
 // The goroutine ran since (on another M) and stopped again with morestack's save, elsewhere:
-// its caller frame is not the one morestack recorded in morebuf for this call.
-TEST_F(NewstackMorebufTest, GoroutinePreemptedAgainElsewhereIsStale) {
+// its caller frame is not the one morestack recorded in morebuf for this call. morebuf names it
+// for certain and this M dropped it: it has left, the g0 stack is whole.
+TEST_F(NewstackMorebufTest, GoroutinePreemptedAgainElsewhereHasLeft) {
   SetSched(kG, sched_sp_ + 0x40, kMorestackRet, caller_fp_);  // another depth
   mem_.Put64(sched_sp_ + 0x40, kMainF + 0xb0);
   auto r = RunOnG0();
-  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
   EXPECT_EQ(Frames(r), g0_side_);
   EXPECT_EQ(counters_.crossing[SB_CROSS_MORESTACK][SB_CNT_STOPPED], 1u);
   // Same depth, another caller.
   SetSched(kG, sched_sp_, kMorestackRet, caller_fp_);
   mem_.Put64(sched_sp_, kMainF + 0xc0);
-  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
   // Parked by mcall since (its save is no morestack save).
   mem_.Put64(sched_sp_, kMainF + 0xb0);
   SetSched(kG, sched_sp_, kMcallRet, caller_fp_);
-  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
 }
 
-TEST_F(NewstackMorebufTest, RunningGoroutineIsStale) {
+TEST_F(NewstackMorebufTest, RunningGoroutineHasLeft) {
   mem_.Put64(kG + 48, 0xc000009000);  // running on another M
   auto r = RunOnG0();
-  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
   EXPECT_EQ(Frames(r), g0_side_);
   EXPECT_EQ(r.sample.goid, 43u);  // labelled as before: m.curg, not the goroutine it could not prove
 }
@@ -1208,8 +1216,9 @@ TEST_F(UnwindCoreArm64Test, MorestackUsesSchedLr) {
 
 // The stale state on arm64: park_m spilled the goroutine to its g0 slot, which is parked again
 // with morestack's gobuf (pc after BL morestack, its caller only in sched.lr). Not mcall's
-// save: stale_goroutine, where the old rule walked one frame and ended with end_of_chain.
-TEST_F(UnwindCoreArm64Test, McallSlotGoroutineWithMorestacksSaveIsStale) {
+// save: not crossed (the old rule walked one frame and ended with end_of_chain); the slot names
+// it for certain after dropg, so it has left and the g0 stack is whole (goroutine_left).
+TEST_F(UnwindCoreArm64Test, McallSlotGoroutineWithMorestacksSaveHasLeft) {
   constexpr uint64_t kParkM = 0x401500;
   AddRange(kParkM + 0x8, kParkM + 0x80, SB_FN_MCALL_SPILLER);
   info_.ranges[info_.nranges - 1].arg = static_cast<uint32_t>(-8);
@@ -1225,7 +1234,7 @@ TEST_F(UnwindCoreArm64Test, McallSlotGoroutineWithMorestacksSaveIsStale) {
   mem_.Put64(kG + 56 + 40, kMainF + 0xb0);  // sched.lr
   GoFrame(sched_sp, 0, kGoexit + 4);
   auto r = Run(kParkM + 0x10, callee_sp, callee_fp, 0, kG0);
-  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kParkM + 0x10, kMcall + 0x20}));
   // Parked by mcall instead (LR = the return site of BL mcall): crossed.
   SetSched(kG, sched_sp, kMcallRet, kGStackHi - 0x200);
@@ -1281,7 +1290,7 @@ TEST_F(UnwindCoreArm64Test, PreemptedGoroutineFoundThroughMorebuf) {
   // morebuf's pc is not sched.lr: the goroutine stopped elsewhere since.
   mem_.Put64(mb + 8, kMainF + 0xc0);
   auto stale = Run(kAllocFn + 0x50, g0_sp, g0_sp - 8, 0, kG0);
-  EXPECT_EQ(stale.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(stale.sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
   EXPECT_EQ(Frames(stale), (std::vector<uint64_t>{kAllocFn + 0x50, kNs + 0x80, kMorestack + 0x30}));
   // The amd64 CFA (g0.sched.sp itself) is not arm64's.
   mem_.Put64(mb + 8, kMainF + 0xb0);

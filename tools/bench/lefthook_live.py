@@ -8,7 +8,8 @@ parallel (lefthook parses its config, asks git for the staged files, spawns and 
 hook is run back to back for SECONDS. lefthook is short-lived, so the recording follows new
 processes (--all) and this script keeps only the samples of threads named lefthook (the
 `thread` label), read from the pprof with `go tool pprof -raw`. Prints the samples, the share
-that ends at a root (whole: root or goroutine_exited) and each stop reason's share.
+that is whole (a root, goroutine_exited or goroutine_left: no [stopped: ...] frame) and each stop
+reason's share.
 
 Usage: tools/bench/lefthook_live.py [BUILD_DIR]        (root; default BUILD_DIR=build)
 Environment: LEFTHOOK (default .cache/lefthook/lefthook-linux-x64), SECONDS (default 20),
@@ -135,7 +136,7 @@ def main():
         if total == 0:
             die("no lefthook samples")
         print(f"samples of lefthook threads: {total}")
-        print(f"whole (root or goroutine_exited): {reasons['whole']} ({100 * reasons['whole'] / total:.2f}%)")
+        print(f"whole (root, goroutine_exited or goroutine_left): {reasons['whole']} ({100 * reasons['whole'] / total:.2f}%)")
         for r, n in reasons.most_common():
             if r != "whole":
                 print(f"  [stopped: {r}] {n} ({100 * n / total:.2f}%)")

@@ -33,9 +33,10 @@ def classify(leaf_first, count, out):
     out["samples"] += count
     frames = [base_name(f) for f in leaf_first]
     roots = [i for i, f in enumerate(frames) if f in ROOTS]
-    # A g0 stack after mcall(goexit0): its goroutine has exited, nothing is above mcall. Whole
-    # for every tool alike (switchback stops there with goroutine_exited).
-    exited = len(frames) >= 2 and frames[-1] == "runtime.mcall" and frames[-2] == "runtime.goexit0"
+    # A g0 stack based at mcall or morestack: after mcall(goexit0) its goroutine has exited,
+    # after dropg it has run elsewhere since; nothing is above it. Whole for every tool alike
+    # (switchback stops there with goroutine_exited / goroutine_left, as Go's traceback does).
+    exited = len(frames) >= 2 and frames[-1] in ("runtime.mcall", "runtime.morestack")
     if exited and not roots:
         out["root"] += count
     elif not roots:

@@ -96,7 +96,7 @@ for (v, mode, build), rs in sorted(groups.items()):
     reasons = sorted({k for r in rs for k in r["stops"]})
     med = {k: statistics.median([r["share_pct"].get(k, 0.0) or 0.0 for r in rs]) for k in reasons}
     whole = statistics.median([100.0 * (r["samples"] - sum(v for k, v in r["stops"].items()
-                                                            if k not in ("goroutine_exited",))) / max(r["samples"], 1)
+                                                            if k not in ("goroutine_exited", "goroutine_left"))) / max(r["samples"], 1)
                                for r in rs])
     print(f"  {v} {mode:8s} {build:6s} samples {statistics.median([r['samples'] for r in rs]):7.0f}  "
           f"whole {whole:.2f}%  " + ", ".join(f"{k} {x:.2f}" for k, x in med.items()))

@@ -129,9 +129,10 @@ void AddRecordCommand(CLI::App& app, Runner* run) {
       "record",
       "Sample the on-CPU user stacks of Go processes (all threads) with a BPF perf_event program\n"
       "on every CPU and write a pprof profile. Stacks end at a Go root (runtime.goexit, mstart,\n"
-      "rt0_go), at runtime.mcall above goexit0 when the goroutine has exited (scheduler work\n"
-      "that belongs to no goroutine), or with a final frame [stopped: REASON] saying why they\n"
-      "are incomplete.");
+      "rt0_go), at runtime.mcall or runtime.morestack on g0 when the goroutine that called into\n"
+      "the scheduler has exited or has run elsewhere since (scheduler work that belongs to no\n"
+      "goroutine; Go's own traceback ends there too), or with a final frame [stopped: REASON]\n"
+      "saying why they are incomplete.");
   cmd->add_option("--pid,-p", args->pids, "process to record (repeatable)");
   cmd->add_flag("--all,-a", args->all, "record every Go process on the host, including new ones");
   cmd->add_option("--duration,-d", args->duration, "seconds to record (default: until Ctrl-C)")
