@@ -8,6 +8,7 @@
 #include "ebpf/unwind/delta_index.h"
 #include "unwinder/asm_offsets.h"
 #include "unwinder/call_sites.h"
+#include "unwinder/clone_child.h"
 #include "unwinder/dwarf_offsets.h"
 #include "unwinder/dwarf_spill_proof.h"
 #include "unwinder/go_offsets_table.h"
@@ -142,6 +143,17 @@ void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, const std:
       continue;
     }
     f->ranges.push_back(FuncRange{s.name, fn->entry, fn->end, s.kind, 0, ""});
+  }
+  // The child side of runtime.clone: a new thread's base (unwinder/clone_child.h).
+  if (auto fn = go.FindFuncByName("runtime.clone"); fn && fn->end > fn->entry) {
+    auto code = elf.ReadVaddr(fn->entry, static_cast<size_t>(std::min<uint64_t>(fn->end - fn->entry, 512)));
+    CloneChild c = code.ok() ? FindCloneChild(f->arch, fn->entry, *code) : CloneChild{false, 0, 0, "unreadable"};
+    if (c.found) {
+      f->ranges.push_back(FuncRange{"runtime.clone (child side)", c.lo, c.hi, SB_FN_ROOT, 0, ""});
+    } else {
+      f->missing.push_back("runtime.clone's child side (" + c.why +
+                           "): a sample of a thread just started may show its parent's frames");
+    }
   }
   if (f->arch == sym::Arch::kAmd64) {
     for (const char* name : kAmd64SignalRestorers) {

@@ -2,7 +2,8 @@
 // Zydis). The input is the code of a runtime function; it is wrapped in a one-segment ELF so
 // the RIP-relative GOT reads the decoder follows land in the input too. An input that is
 // itself a Go ELF file also goes through FindTlsSlot whole (pclntab lookup, then decoding),
-// and through FindGogoWindow (unwinder/gogo_window.cc: gogo's windows, the same decoder).
+// and through FindGogoWindow (unwinder/gogo_window.cc: gogo's windows, the same decoder). The
+// raw input is also runtime.clone's code for FindCloneChild on both architectures.
 #include <elf.h>
 
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "symbolizer/binary.h"
 #include "tests/fuzz/fuzz_targets.h"
+#include "unwinder/clone_child.h"
 #include "unwinder/gogo_window.h"
 #include "unwinder/tls_slot.h"
 
@@ -47,6 +49,9 @@ std::string WrapInElf(const uint8_t* data, size_t size) {
 }  // namespace
 
 int FuzzTlsSlot(const uint8_t* data, size_t size) {
+  std::string_view code(reinterpret_cast<const char*>(data), size);
+  (void)unwinder::FindCloneChild(sym::Arch::kAmd64, kLoadAddress, code);
+  (void)unwinder::FindCloneChild(sym::Arch::kArm64, kLoadAddress, code);
   auto wrapped = sym::ElfFile::FromBytes(WrapInElf(data, size), "fuzz");
   if (wrapped.ok()) {
     constexpr size_t kHeaders = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);

@@ -82,8 +82,9 @@ void ExpectWithin(const Ends& e, const std::string& what, double max_stop_share,
   }
 }
 
-// Records every mode of release VERSION at once; adds each mode's stack ends to *BY_MODE.
-void RecordEveryMode(const std::string& version, std::map<std::string, Ends>* by_mode) {
+// Records every mode of release VERSION at once, with its files in OUT/goVERSION; adds each
+// mode's stack ends to *BY_MODE.
+void RecordEveryMode(const std::string& version, const fs::path& out, std::map<std::string, Ends>* by_mode) {
   std::string why, go = GoFor(version, /*fetch=*/true, &why);
   ASSERT_FALSE(go.empty()) << why;
   std::string demo = BuildWorkload(go, version, "demo", /*cgo=*/false, &why);
@@ -91,7 +92,7 @@ void RecordEveryMode(const std::string& version, std::map<std::string, Ends>* by
   std::string democgo = BuildWorkload(go, version, "democgo", /*cgo=*/true, &why);
   ASSERT_FALSE(democgo.empty()) << why;
 
-  fs::path dir = TestDir() / ("go" + version);
+  fs::path dir = out / ("go" + version);
   fs::create_directories(dir);
   std::vector<std::unique_ptr<Child>> workloads;
   std::map<int64_t, std::string> mode_of_pid;
@@ -145,8 +146,9 @@ class LiveStackEndsTest : public testing::Test {
 
 TEST_F(LiveStackEndsTest, EveryModeOfEveryGoVersionEndsWhole) {
   std::map<std::string, std::map<std::string, Ends>> table;  // version -> mode -> ends
+  fs::path out = TestDir();  // emptied once: every release's files stay for a look after a failure
   for (const auto& v : SupportedGoVersions()) {
-    ASSERT_NO_FATAL_FAILURE(RecordEveryMode(v, &table[v])) << "go" << v;
+    ASSERT_NO_FATAL_FAILURE(RecordEveryMode(v, out, &table[v])) << "go" << v;
   }
   std::map<std::string, Ends> per_mode;
   for (const auto& [v, modes] : table) {

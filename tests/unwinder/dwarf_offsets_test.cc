@@ -107,6 +107,26 @@ void CheckToolchain(const std::string& go, int minor) {
       EXPECT_NE(none.error().find("DWARF"), std::string::npos) << none.error();
       AsmOffsets asm_stripped = AsmOf(stripped);
       ExpectAsmEquals("asm (stripped)", asm_stripped, *dwarf, arm64);
+      // runtime.clone's child side (a new thread's base, unwinder/clone_child.h) is decoded in
+      // every release, stripped too: it starts right after the parent's RET and ends with clone.
+      {
+        auto sbin = sym::Binary::Load(stripped);
+        ASSERT_TRUE(sbin.ok());
+        auto sf = AnalyzeGoBinary(**sbin, stripped);
+        ASSERT_TRUE(sf.ok()) << sf.error();
+        auto clone = (*sbin)->go()->FindFuncByName("runtime.clone");
+        ASSERT_TRUE(clone);
+        const FuncRange* child = nullptr;
+        for (const auto& r : (*sf)->ranges)
+          if (r.name == "runtime.clone (child side)") child = &r;
+        ASSERT_NE(child, nullptr) << "runtime.clone's child side not decoded";
+        EXPECT_EQ(child->kind, SB_FN_ROOT);
+        EXPECT_GT(child->start, clone->entry);
+        EXPECT_EQ(child->end, clone->end);
+        auto ret = (*sbin)->elf().ReadVaddr(child->start - (arm64 ? 4 : 1), arm64 ? 4 : 1);
+        ASSERT_TRUE(ret.ok());
+        EXPECT_EQ(*ret, arm64 ? std::string("\xc0\x03\x5f\xd6", 4) : std::string("\xc3", 1)) << "not after a RET";
+      }
       // Without .go.buildinfo the version still comes from runtime.buildVersion: by symbol in
       // the unstripped binary, through runtime.schedinit in the stripped one.
       for (const std::string& b : {bin, stripped}) {
