@@ -45,7 +45,7 @@ mutations=(
   "newstack morebuf (caller binding)|    if (want_caller_sp != 0 && (ret != want_caller_pc || (SB_ARM64(st) ? sp : sp + 8) != want_caller_sp))|    if (0)"
   "newstack morebuf (running goroutine)|  if (gp_m != 0 && !(gp_m == st->w->m && gp == st->w->curg))|  if (0)"
   "newstack morebuf (CFA)|  if (cfa != st->w->sp) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);|"
-  "saved-pc rule: mcall's callee|    return hi == 0 || (coff >= lo && coff < hi);|    return 1;"
+  "saved-pc rule: mcall's callee|  if (!sb_mcall_callee_ok(st, gp)) return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);|"
   "systemstack window (switch in)|  if (pc >= pi->sstack_g0_lo && pc < pi->sstack_g0_hi && st->w->g == st->w->g0 &&|  if (0 &&"
   "systemstack window (switch back)|  } else if (pc >= pi->sstack_gp_lo && pc < pi->sstack_gp_hi && st->w->g == st->w->curg &&|  } else if (0 &&"
   "arm64 gogo (caller of runtime.gogo)|    st->w->pc = site; /* a return address in the caller, whose SP is the sampled one */|    st->w->pc = ret;"
