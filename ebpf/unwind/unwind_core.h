@@ -281,19 +281,29 @@ SB_SUBPROG int sb_is_mcall_site(const struct sb_proc_info *pi, sb_u64 pc) {
  * mcall_fns beside mcall_sites), and on g0 the frame just below mcall is the function it
  * called. A goroutine whose sched.pc is site i called this mcall only if callee_pc lies in
  * site i's function: one that has run since and parked again through another site (this M's
- * mcall(exitsyscall0), gopark's mcall(park_m) on another M) fails. 1: consistent, or nothing to
- * check (fn not decoded; pc no site, which sb_gobuf_resume refuses); 0: stale. */
+ * mcall(exitsyscall0), gopark's mcall(park_m) on another M) fails. The frame the walk shows
+ * below mcall is the callee only if the frame-pointer walk did not skip it: a callee that called
+ * a frameless function which calls on (Go 1.19's gcWriteBarrierDX) is skipped, the walk shows
+ * that function instead. So a callee_pc in no mcall callee at all says nothing (not checked);
+ * only one in another site's callee is stale. 1: consistent or unchecked (fn not decoded;
+ * pc no site, which sb_gobuf_resume refuses); 0: stale. */
 SB_SUBPROG int sb_mcall_callee_is(const struct sb_proc_info *pi, sb_u64 site_pc, sb_u64 callee_pc) {
   if (!pi || site_pc < pi->text_start || site_pc - pi->text_start > 0xffffffffull) return 1;
   sb_u32 off = (sb_u32)(site_pc - pi->text_start);
   sb_u64 coff = callee_pc - pi->text_start; /* wraps below text_start: outside every function */
+  /* Two scans that end at their answer: no state carried across iterations (each carried
+   * flag multiplies the verifier's states; a one-pass version did not load). */
+  for (int i = 0; i < SB_MAX_MCALL_SITES; i++) {
+    if ((sb_u32)i >= pi->nmcall_sites) return 1; /* no site */
+    if (pi->mcall_sites[i] < off) continue;
+    if (pi->mcall_sites[i] != off) return 1; /* no site */
+    sb_u32 lo = pi->mcall_fns[i].lo, hi = pi->mcall_fns[i].hi;
+    if (hi == 0 || (coff >= lo && coff < hi)) return 1;
+    break;
+  }
   for (int i = 0; i < SB_MAX_MCALL_SITES; i++) {
     if ((sb_u32)i >= pi->nmcall_sites) break;
-    sb_u32 v = pi->mcall_sites[i];
-    if (v < off) continue;
-    if (v != off) return 1;
-    sb_u32 lo = pi->mcall_fns[i].lo, hi = pi->mcall_fns[i].hi;
-    return hi == 0 || (coff >= lo && coff < hi);
+    if (pi->mcall_fns[i].hi != 0 && coff >= pi->mcall_fns[i].lo && coff < pi->mcall_fns[i].hi) return 0;
   }
   return 1;
 }

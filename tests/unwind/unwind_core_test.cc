@@ -678,6 +678,16 @@ TEST_F(McallCalleeTest, CurgIsCheckedAndUndecodedSitesAreNot) {
   EXPECT_EQ(RunUnder(kExitsyscall0Fn, kMcallRet).sample.stop_reason, SB_STOP_ROOT);
 }
 
+// The frame-pointer walk skips a callee that called a frameless function which calls on (Go
+// 1.19 park_m -> gcWriteBarrierDX -> gcWriteBarrier): the frame below mcall is then no mcall
+// callee at all, and says nothing. Not checked; another site's callee there is stale.
+TEST_F(McallCalleeTest, CalleeFrameSkippedByTheFramePointerWalkIsNotChecked) {
+  auto r = RunUnder(kMainF, kMcallRet);  // main.f stands for gcWriteBarrierDX
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMainF + 0x20, kMcall + 0x20, kMcallRet, kGoexit + 1}));
+  EXPECT_EQ(RunUnder(kParkMFn, kMcallRet2).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+}
+
 // Sampled in mcall itself (its pc exact): no callee frame was walked, nothing to compare.
 TEST_F(McallCalleeTest, SampledInMcallItselfHasNoCallee) {
   SetCurrentG(kG0);
