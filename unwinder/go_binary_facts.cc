@@ -175,6 +175,13 @@ void CollectSavePoints(const sym::Binary& bin, GoBinaryFacts* f) {
       f->missing.push_back(std::to_string(f->mcall_return_sites.size() - SB_MAX_MCALL_SITES) +
                            " calls to runtime.mcall past the first " + std::to_string(SB_MAX_MCALL_SITES) +
                            " (goroutines parked there are not crossed)");
+    f->mcall_callees = DecodeMcallCallees(bin, f->mcall_return_sites);
+    for (const auto& c : f->mcall_callees) {
+      if (c.fn_end != 0) continue;
+      auto fn = go.FindFunc(c.site - 1);
+      f->missing.push_back("the function " + std::string(fn ? fn->name : "?") + "'s mcall passes (" + c.why +
+                           "): its callee is not checked");
+    }
   }
   if (auto fn = go.FindFuncByName("runtime.morestack")) f->morestack = fn->entry;
   if (auto fn = go.FindFuncByName("runtime.morestack_noctxt")) f->morestack_noctxt = fn->entry;
@@ -354,9 +361,13 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   CollectSpDeltas(*go, f.get());
   CollectSavePoints(bin, f.get());
   CollectNewstackMorebuf(bin, local_file.empty() ? path : local_file, f.get());
+  f->gogo = FindGogoWindow(bin);
+  if (!f->gogo.found) f->missing.push_back("gogo's windows (" + f->gogo.why + "): samples inside gogo may end with bad_fp");
   if (f->arch == sym::Arch::kAmd64) {
-    f->gogo = FindGogoWindow(bin);
-    if (!f->gogo.found) f->missing.push_back("gogo's windows (" + f->gogo.why + "): samples inside gogo may end with bad_fp");
+    f->systemstack = FindSystemstackWindow(bin);
+    if (!f->systemstack.found)
+      f->missing.push_back("systemstack's windows (" + f->systemstack.why +
+                           "): samples inside systemstack's switch may end with end_of_chain");
   }
   return std::shared_ptr<const GoBinaryFacts>(f);
 }
@@ -399,7 +410,14 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
   for (uint64_t site : facts.mcall_return_sites) {
     if (pi.nmcall_sites >= SB_MAX_MCALL_SITES) break;
     if (site < facts.text_start || site - facts.text_start > UINT32_MAX) continue;
-    pi.mcall_sites[pi.nmcall_sites++] = static_cast<uint32_t>(site - facts.text_start);
+    uint32_t i = pi.nmcall_sites++;
+    pi.mcall_sites[i] = static_cast<uint32_t>(site - facts.text_start);
+    for (const auto& c : facts.mcall_callees) {
+      if (c.site != site || c.fn_end == 0 || c.fn_entry < facts.text_start || c.fn_end - facts.text_start > UINT32_MAX)
+        continue;
+      pi.mcall_fns[i] = sb_mcall_fn{static_cast<uint32_t>(c.fn_entry - facts.text_start),
+                                    static_cast<uint32_t>(c.fn_end - facts.text_start)};
+    }
   }
   if (facts.gogo.found) {
     pi.gogo_g0_lo = facts.gogo.g0_lo + bias;
@@ -407,6 +425,23 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.gogo_gp_lo = facts.gogo.gp_lo + bias;
     pi.gogo_gp_hi = facts.gogo.gp_hi + bias;
     pi.gogo_bp_loaded = facts.gogo.bp_loaded + bias;
+    if (facts.gogo.lr_loaded != 0) {
+      pi.gogo_lr_loaded = facts.gogo.lr_loaded + bias;
+      pi.gogo_save_g_lo = facts.gogo.save_g_lo + bias;
+      pi.gogo_save_g_hi = facts.gogo.save_g_hi + bias;
+    }
+    for (const auto& c : facts.gogo.callers) {
+      if (pi.ngogo_callers >= SB_MAX_GOGO_CALLERS) break;
+      if (c.entry < facts.text_start || c.site - facts.text_start > UINT32_MAX) continue;
+      pi.gogo_callers[pi.ngogo_callers++] = sb_gogo_caller{static_cast<uint32_t>(c.entry - facts.text_start),
+                                                            static_cast<uint32_t>(c.site - facts.text_start)};
+    }
+  }
+  if (facts.systemstack.found) {
+    pi.sstack_g0_lo = facts.systemstack.g0_lo + bias;
+    pi.sstack_g0_hi = facts.systemstack.g0_hi + bias;
+    pi.sstack_gp_lo = facts.systemstack.gp_lo + bias;
+    pi.sstack_gp_hi = facts.systemstack.gp_hi + bias;
   }
   if (facts.newstack_morebuf_hi > facts.newstack_morebuf_lo && facts.newstack_morebuf_lo > facts.text_start &&
       facts.newstack_morebuf_hi - facts.text_start <= UINT32_MAX) {

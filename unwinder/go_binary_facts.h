@@ -11,7 +11,9 @@
 #include "ebpf/unwind/unwind_types.h"
 #include "symbolizer/binary.h"
 #include "unwinder/gogo_window.h"
+#include "unwinder/mcall_callees.h"
 #include "unwinder/runtime_offsets.h"
+#include "unwinder/systemstack_window.h"
 
 namespace sb::unwinder {
 
@@ -63,6 +65,8 @@ struct GoBinaryFacts {
   // runtime.mcall, morestack's two entries (it saves the pc after f's call), and the range
   // of systemstack_switch (gosave_systemstack_switch's save).
   std::vector<uint64_t> mcall_return_sites;
+  // Beside each site, the function it passes to mcall (fn_end 0: not decoded, not checked).
+  std::vector<McallCallee> mcall_callees;
   uint64_t morestack = 0;
   uint64_t morestack_noctxt = 0;
   uint64_t systemstack_switch_start = 0;
@@ -74,7 +78,8 @@ struct GoBinaryFacts {
   int32_t morebuf_cfa_off = 0;
   uint16_t gobuf_g = 0;
   std::string morebuf_source;  // how it was proven, or why not
-  GogoWindow gogo;             // amd64 gogo's windows (issue 13 item 4), link-time
+  GogoWindow gogo;             // gogo's windows (issue 13 item 4; arm64 since session 7), link-time
+  SystemstackWindow systemstack;  // amd64 systemstack's windows, link-time
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start
 };

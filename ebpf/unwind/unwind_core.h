@@ -276,6 +276,49 @@ SB_SUBPROG int sb_is_mcall_site(const struct sb_proc_info *pi, sb_u64 pc) {
   return 0;
 }
 
+/* The saved-pc rule's callee check for mcall: each call site passes mcall one known function
+ * (gopark: park_m, Gosched: gosched_m, exitsyscall: exitsyscall0, ...; decoded on the host into
+ * mcall_fns beside mcall_sites), and on g0 the frame just below mcall is the function it
+ * called. A goroutine whose sched.pc is site i called this mcall only if callee_pc lies in
+ * site i's function: one that has run since and parked again through another site (this M's
+ * mcall(exitsyscall0), gopark's mcall(park_m) on another M) fails. The frame the walk shows
+ * below mcall is the callee only if the frame-pointer walk did not skip it: a callee that called
+ * a frameless function which calls on (Go 1.19's gcWriteBarrierDX) is skipped, the walk shows
+ * that function instead. So a callee_pc in no mcall callee at all says nothing (not checked);
+ * only one in another site's callee is stale. 1: consistent or unchecked (fn not decoded;
+ * pc no site, which sb_gobuf_resume refuses); 0: stale. */
+SB_SUBPROG int sb_mcall_callee_is(const struct sb_proc_info *pi, sb_u64 site_pc, sb_u64 callee_pc) {
+  if (!pi || site_pc < pi->text_start || site_pc - pi->text_start > 0xffffffffull) return 1;
+  sb_u32 off = (sb_u32)(site_pc - pi->text_start);
+  sb_u64 coff = callee_pc - pi->text_start; /* wraps below text_start: outside every function */
+  /* Two scans that end at their answer: no state carried across iterations (each carried
+   * flag multiplies the verifier's states; a one-pass version did not load). */
+  for (int i = 0; i < SB_MAX_MCALL_SITES; i++) {
+    if ((sb_u32)i >= pi->nmcall_sites) return 1; /* no site */
+    if (pi->mcall_sites[i] < off) continue;
+    if (pi->mcall_sites[i] != off) return 1; /* no site */
+    sb_u32 lo = pi->mcall_fns[i].lo, hi = pi->mcall_fns[i].hi;
+    if (hi == 0 || (coff >= lo && coff < hi)) return 1;
+    break;
+  }
+  for (int i = 0; i < SB_MAX_MCALL_SITES; i++) {
+    if ((sb_u32)i >= pi->nmcall_sites) break;
+    if (pi->mcall_fns[i].hi != 0 && coff >= pi->mcall_fns[i].lo && coff < pi->mcall_fns[i].hi) return 0;
+  }
+  return 1;
+}
+
+/* Whether gp's gobuf may be this mcall's by its callee (sb_mcall_callee_is): the frame the walk
+ * came from is the callee, unless mcall's own pc is exact (sampled in mcall, or interrupted
+ * there by a signal): then no callee frame was walked. */
+SB_INLINE int sb_mcall_callee_ok(struct sb_unwind_state *st, sb_u64 gp) {
+  const struct sb_go_offsets *o = &st->pi->off;
+  sb_u64 pc = 0;
+  if (gp == 0 || st->w->frame_exact || st->w->last_pc == 0) return 1;
+  if (sb_read_u64(st, gp + o->g_sched + o->gobuf_pc, &pc)) return 1; /* sb_gobuf_resume stops */
+  return sb_mcall_callee_is(st->pi, pc, st->w->last_pc - 1);
+}
+
 /* Whether the instruction that ends right before pc is a direct call to runtime.morestack or
  * runtime.morestack_noctxt (read from the process's text: that code has just run). */
 SB_INLINE int sb_after_morestack_call(struct sb_unwind_state *st, sb_u64 pc) {
@@ -473,9 +516,11 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
     gp = cand;
   }
   /* From the slot (after dropg: this M works for no goroutine) the goroutine is named for
-   * certain, so a gobuf that is not mcall's save means it has run since: goroutine_left. */
-  long r = sb_gobuf_resume(st, SB_CROSS_MCALL, gp, SB_SAVE_MCALL, 0, 0,
-                           from_slot ? SB_STOP_GOROUTINE_LEFT : SB_STOP_STALE_GOROUTINE);
+   * certain, so a gobuf that is not this mcall's save (another site's callee, not mcall's
+   * save, SP outside its stack) means it has run since: goroutine_left. */
+  int moved = from_slot ? SB_STOP_GOROUTINE_LEFT : SB_STOP_STALE_GOROUTINE;
+  if (!sb_mcall_callee_ok(st, gp)) return sb_cross_stopped(st, SB_CROSS_MCALL, moved);
+  long r = sb_gobuf_resume(st, SB_CROSS_MCALL, gp, SB_SAVE_MCALL, 0, 0, moved);
   if (r != 0) return r;
   /* found through the g0 slot: name it */
   if (from_slot || !(st->out->flags & SB_SAMPLE_HAS_GOID)) sb_name_goroutine(st, gp);
@@ -950,33 +995,75 @@ SB_INLINE int sb_tls_g_live(struct sb_unwind_state *st) {
   return iscgo == 1;
 }
 
-/* amd64 runtime.gogo resuming m.curg (execute, newstack and recovery all call gogo(&gp.sched)
- * with gp = m.curg): it stores gp in the TLS slot first, so a sample there finds g = m.curg
- * while the registers are not yet all gp's (unwinder/gogo_window.h decodes the windows):
+/* runtime.gogo resuming m.curg (execute, newstack and recovery all call gogo(&gp.sched) with
+ * gp = m.curg): it sets g to gp first (amd64: the TLS slot; arm64: R28, then save_g), so a
+ * sample there finds g = m.curg while the registers are not yet all gp's (unwinder/gogo_window.h
+ * decodes the windows):
  *   SP still on g0 (before the SP load)  the thread is on g0, in gogo called by execute: walk
  *                                        g0 (it used to end with bad_fp on the wrong stack);
  *   SP = gp.sched.sp (up to the JMP)     gp is about to resume at gp.sched.pc (gogo clears
- *                                        sched.sp/bp after loading them, never sched.pc): emit
- *                                        gogo, then walk gp from sched.pc with SP, and BP from
- *                                        gobuf.bp until gogo has loaded it. The save must be
- *                                        mcall's or morestack's (the saved-pc rule) and SP in
- *                                        gp's stack; any other (a new goroutine's first gogo)
- *                                        stops with stale_goroutine after gogo. */
+ *                                        sched.sp/bp/lr after loading them, never sched.pc):
+ *                                        emit gogo, then walk gp from sched.pc with SP, and BP
+ *                                        (arm64: R29, LR) from the gobuf until gogo has loaded
+ *                                        them. The save must be mcall's or morestack's (the
+ *                                        saved-pc rule) and SP in gp's stack; any other (a new
+ *                                        goroutine's first gogo) stops with stale_goroutine
+ *                                        after gogo.
+ * arm64's g0 window from gogo's BL save_g on (and inside save_g called from there): LR is
+ * save_g's return site, the return address into the caller of runtime.gogo is in no register.
+ * That caller's frame is at SP (runtime.gogo and gogo<> branch, save_g has no frame), so its own
+ * return address at [SP] follows the BL that called it: the BL's target names the caller, and
+ * the host's table gives the return site of its one call to runtime.gogo (sb_gogo_caller_site).
+ * A caller not in it (newstack, with two calls) ends the stack with end_of_chain after gogo. */
+SB_SUBPROG sb_u64 sb_gogo_caller_site(const struct sb_proc_info *pi, sb_u64 bl_pc, sb_u32 word) {
+  if (!pi || (word & 0xFC000000u) != 0x94000000u) return 0; /* BL imm26 */
+  sb_u64 target = bl_pc + (sb_u64)((sb_s64)((sb_s32)(word << 6) >> 6) * 4);
+  if (target < pi->text_start || target - pi->text_start > 0xffffffffull) return 0;
+  sb_u32 off = (sb_u32)(target - pi->text_start);
+  for (int i = 0; i < SB_MAX_GOGO_CALLERS; i++) {
+    if ((sb_u32)i >= pi->ngogo_callers) break;
+    if (pi->gogo_callers[i].entry == off) return pi->text_start + pi->gogo_callers[i].site;
+  }
+  return 0;
+}
+
 SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *regs) {
   const struct sb_proc_info *pi = st->pi;
   const struct sb_go_offsets *o = &pi->off;
   sb_u64 pc = regs->pc;
-  if (pc >= pi->gogo_g0_lo && pc < pi->gogo_g0_hi) {
+  sb_u64 bl_ret = pi->gogo_g0_lo + 4; /* arm64: the return site of gogo's BL save_g */
+  int in_save_g = SB_ARM64(st) && pc >= pi->gogo_save_g_lo && pc < pi->gogo_save_g_hi && regs->lr == bl_ret;
+  if ((pc >= pi->gogo_g0_lo && pc < pi->gogo_g0_hi) || in_save_g) {
     st->w->g = st->w->g0;
     st->w->on_g0 = 1;
+    if (!SB_ARM64(st) || pc == pi->gogo_g0_lo) return; /* LR (arm64) or [SP] (amd64) is the caller */
+    sb_emit(st, pc, 1);
+    if (in_save_g) sb_emit(st, bl_ret, 0);
+    st->w->last_pc = (in_save_g ? bl_ret - 1 : pc) + 1;
+    sb_u64 ret = 0;
+    sb_u32 word = 0;
+    if (sb_read_u64(st, regs->sp, &ret) || ret < 4 || sb_read(SB_ENV(st), &word, sizeof(word), ret - 4)) {
+      sb_stop(st, SB_STOP_READ_FAULT);
+      return;
+    }
+    sb_u64 site = sb_gogo_caller_site(pi, ret - 4, word);
+    if (site == 0) {
+      sb_stop(st, SB_STOP_END_OF_CHAIN);
+      return;
+    }
+    st->w->pc = site; /* a return address in the caller, whose SP is the sampled one */
+    st->w->frame_exact = 0;
+    st->w->lr_valid = 0;
     return;
   }
   if (pc < pi->gogo_gp_lo || pc >= pi->gogo_gp_hi) return;
-  sb_u64 gp = st->w->curg, base = gp + o->g_sched, resume = 0, bp = regs->fp;
+  if (st->w->g != st->w->curg) return; /* arm64: past save_g, g is gp wherever it is read */
+  sb_u64 gp = st->w->curg, base = gp + o->g_sched, resume = 0, bp = regs->fp, lr = regs->lr;
   sb_emit(st, pc, 1);
   st->w->last_pc = pc + 1;
   if (sb_read_u64(st, base + o->gobuf_pc, &resume) ||
-      (pc < pi->gogo_bp_loaded && sb_read_u64(st, base + o->gobuf_bp, &bp))) {
+      (pc < pi->gogo_bp_loaded && sb_read_u64(st, base + o->gobuf_bp, &bp)) ||
+      (SB_ARM64(st) && pc < pi->gogo_lr_loaded && sb_read_u64(st, base + o->gobuf_lr, &lr))) {
     sb_stop(st, SB_STOP_READ_FAULT);
     return;
   }
@@ -988,6 +1075,32 @@ SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *
   st->w->pc = resume; /* the next instruction gp runs: exact, and so is its SP */
   st->w->sp = regs->sp;
   st->w->fp = bp;
+  st->w->lr = lr; /* arm64: a morestack save resumes in f's prologue, f's caller in LR */
+}
+
+/* amd64 runtime.systemstack's windows (unwinder/systemstack_window.h): it stores g0 in TLS
+ * before it loads SP from g0.sched.sp, and m.curg on the way back before it loads SP from
+ * curg.sched.sp. A sample in between reads a g from TLS whose stack SP is not on. Walked as on
+ * the stack SP is on:
+ *   switch in (TLS g0, SP still curg's)    as on curg: systemstack's own frame by its pcsp,
+ *                                          then its caller F, as before the TLS store;
+ *   switch back (TLS curg, SP on g0, where fn has returned)  as on g0: the systemstack
+ *                                          crossing leads to curg (its frame record from Go
+ *                                          1.21, curg.sched before; both intact until after
+ *                                          the SP load). It used to end with end_of_chain. */
+SB_INLINE void sb_systemstack_window(struct sb_unwind_state *st, const struct sb_regs *regs) {
+  const struct sb_proc_info *pi = st->pi;
+  sb_u64 pc = regs->pc;
+  if (st->w->curg == 0 || st->w->g0 == 0) return;
+  if (pc >= pi->sstack_g0_lo && pc < pi->sstack_g0_hi && st->w->g == st->w->g0 &&
+      sb_sp_in_stack(st, st->w->curg, regs->sp)) {
+    st->w->g = st->w->curg;
+    st->w->on_g0 = 0;
+  } else if (pc >= pi->sstack_gp_lo && pc < pi->sstack_gp_hi && st->w->g == st->w->curg &&
+             sb_sp_in_stack(st, st->w->g0, regs->sp)) {
+    st->w->g = st->w->g0;
+    st->w->on_g0 = 1;
+  }
 }
 
 /* Finds the sampled thread's g: the TLS slot when known and live (always on amd64; arm64 with
@@ -1003,7 +1116,11 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
   }
   if (found != 0 && SB_ARM64(st)) found = sb_try_g(st, regs->g_reg);
   if (found != 0) return;
-  if (!SB_ARM64(st) && pi->gogo_gp_hi != 0 && st->w->g == st->w->curg && st->w->curg != 0) sb_gogo_window(st, regs);
+  /* arm64 with cgo: g's TLS slot is gp only once save_g has run, g0 before. */
+  if (pi->gogo_gp_hi != 0 && st->w->curg != 0 &&
+      (st->w->g == st->w->curg || (SB_ARM64(st) && st->w->g == st->w->g0)))
+    sb_gogo_window(st, regs);
+  if (!SB_ARM64(st) && pi->sstack_g0_hi != 0) sb_systemstack_window(st, regs);
   sb_u64 user_g = st->w->g == st->w->curg ? st->w->g : (st->w->on_g0 ? st->w->curg : 0);
   sb_name_goroutine(st, user_g);
   if (st->w->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;

@@ -29,6 +29,8 @@ typedef __s64 sb_s64;
 #define SB_MAX_RANGES 32
 /* Return sites of calls to runtime.mcall per binary (runtime's ~16 plus inlined Gosched calls). */
 #define SB_MAX_MCALL_SITES 64
+/* arm64: functions with a single call to runtime.gogo (execute, recovery, ...), a power of two. */
+#define SB_MAX_GOGO_CALLERS 8
 /* Pages of the pcsp index (sb_proc_info.delta_page), a power of two. */
 #define SB_DELTA_PAGES 256
 #define SB_COMM_LEN 16
@@ -134,6 +136,19 @@ struct sb_range {
 #define SB_PI_LABELS_HMAP 0x40         /* g.labels -> *map[string]string (Go 1.19-1.23), see goroutine_labels.h */
 #define SB_PI_LABELS_SLICE 0x80        /* g.labels -> sorted []{key, value string} (Go 1.24+) */
 
+/* The function an mcall call site passes to mcall: [lo, hi) as offsets from text_start. */
+struct sb_mcall_fn {
+  sb_u32 lo;
+  sb_u32 hi;
+};
+
+/* arm64: a function that calls runtime.gogo once: its entry and that call's return site,
+ * offsets from text_start (sb_proc_info.gogo_callers). */
+struct sb_gogo_caller {
+  sb_u32 entry;
+  sb_u32 site;
+};
+
 /* Per-process facts, keyed by tgid in the proc_info map. */
 struct sb_proc_info {
   sb_u32 flags;
@@ -186,6 +201,29 @@ struct sb_proc_info {
   sb_u64 gogo_gp_lo;
   sb_u64 gogo_gp_hi;
   sb_u64 gogo_bp_loaded;
+  /* The saved-pc rule's callee check (unwinder/mcall_callees.h): the function mcall_sites[i]
+   * passes to mcall (park_m, gosched_m, exitsyscall0, ...), [lo, hi) as offsets from
+   * text_start, beside mcall_sites[i]; hi 0: not decoded, no check. */
+  struct sb_mcall_fn mcall_fns[SB_MAX_MCALL_SITES];
+  /* amd64 runtime.systemstack's windows (unwinder/systemstack_window.h), runtime addresses, 0:
+   * not decoded. [sstack_g0_lo, _hi): TLS g is already g0, SP still the goroutine's;
+   * [sstack_gp_lo, _hi): TLS g is m.curg again, SP still on g0. */
+  sb_u64 sstack_g0_lo;
+  sb_u64 sstack_g0_hi;
+  sb_u64 sstack_gp_lo;
+  sb_u64 sstack_gp_hi;
+  /* arm64 gogo (unwinder/gogo_window.h; the gogo_* windows above hold arm64's too): LR is
+   * gp's from gogo_lr_loaded on (before it, gobuf.lr in memory); gogo's BL save_g leaves LR
+   * at gogo_g0_lo + 4, so in runtime.save_g [gogo_save_g_lo, _hi) with that LR the thread is
+   * in the g0 window too. The caller of runtime.gogo is then in no register: gogo_callers
+   * names, for each function with a single call to runtime.gogo, its entry and that call's
+   * return site (offsets from text_start), found from the BL at [SP] - 4 in its caller. */
+  sb_u64 gogo_lr_loaded;
+  sb_u64 gogo_save_g_lo;
+  sb_u64 gogo_save_g_hi;
+  sb_u32 ngogo_callers;
+  sb_u32 pad_gogo;
+  struct sb_gogo_caller gogo_callers[SB_MAX_GOGO_CALLERS];
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the

@@ -2,8 +2,10 @@
 // Zydis). The input is the code of a runtime function; it is wrapped in a one-segment ELF so
 // the RIP-relative GOT reads the decoder follows land in the input too. An input that is
 // itself a Go ELF file also goes through FindTlsSlot whole (pclntab lookup, then decoding),
-// and through FindGogoWindow (unwinder/gogo_window.cc: gogo's windows, the same decoder). The
-// raw input is also runtime.clone's code for FindCloneChild on both architectures.
+// and through FindGogoWindow (unwinder/gogo_window.cc: gogo's windows, the same decoder),
+// FindSystemstackWindow (systemstack's windows) and DecodeMcallCallees (each mcall site's
+// funcval, read from the input's data). The raw input is also runtime.clone's code for
+// FindCloneChild on both architectures.
 #include <elf.h>
 
 #include <cstring>
@@ -11,8 +13,11 @@
 
 #include "symbolizer/binary.h"
 #include "tests/fuzz/fuzz_targets.h"
+#include "unwinder/call_sites.h"
 #include "unwinder/clone_child.h"
 #include "unwinder/gogo_window.h"
+#include "unwinder/mcall_callees.h"
+#include "unwinder/systemstack_window.h"
 #include "unwinder/tls_slot.h"
 
 namespace sb::fuzz {
@@ -63,6 +68,11 @@ int FuzzTlsSlot(const uint8_t* data, size_t size) {
   if (bin.ok()) {
     (void)unwinder::FindTlsSlot(**bin);
     (void)unwinder::FindGogoWindow(**bin);
+    (void)unwinder::FindSystemstackWindow(**bin);
+    if (const auto* go = (*bin)->go()) {
+      if (auto mcall = go->FindFuncByName("runtime.mcall"))
+        (void)unwinder::DecodeMcallCallees(**bin, unwinder::ReturnSitesOfCallsTo(**bin, mcall->entry));
+    }
   }
   return 0;
 }

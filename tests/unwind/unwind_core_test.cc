@@ -612,6 +612,103 @@ TEST_F(UnwindCoreTest, McallCurgWithoutMcallsSaveIsStale) {
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20}));
 }
 
+// The saved-pc rule's callee check: each mcall site passes one known function, and on g0 the
+// frame just below mcall is that function. Two sites here: kMcallRet (gopark's, passes park_m)
+// and kMcallRet2 (exitsyscall's, passes exitsyscall0).
+constexpr uint64_t kParkMFn = 0x401500;         // [0x401500, 0x401600)
+constexpr uint64_t kExitsyscall0Fn = 0x401600;  // [0x401600, 0x401700)
+constexpr uint64_t kMcallRet2 = kMainF + 0xc0;
+
+class McallCalleeTest : public UnwindCoreTest {
+ protected:
+  void SetUp() override {
+    UnwindCoreTest::SetUp();
+    info_.nmcall_sites = 0;
+    info_.mcall_sites[info_.nmcall_sites] = static_cast<uint32_t>(kMcallRet - kText);
+    info_.mcall_fns[info_.nmcall_sites++] = Fn(kParkMFn);
+    info_.mcall_sites[info_.nmcall_sites] = static_cast<uint32_t>(kMcallRet2 - kText);
+    info_.mcall_fns[info_.nmcall_sites++] = Fn(kExitsyscall0Fn);
+  }
+  static sb_mcall_fn Fn(uint64_t entry) {
+    return sb_mcall_fn{static_cast<uint32_t>(entry - kText), static_cast<uint32_t>(entry + 0x100 - kText)};
+  }
+  // g0: alloc fn <- callee (park_m or exitsyscall0) <- mcall; the g0 slot names kG, parked in
+  // main.f at `saved_pc` (one of the two sites) under goexit. from_slot: after dropg.
+  HostUnwindResult RunUnder(uint64_t callee, uint64_t saved_pc, bool from_slot = true) {
+    SetCurrentG(kG0);
+    mem_.Put64(kM + 192, from_slot ? 0 : kG);  // dropg, or still m.curg
+    mem_.Put64(kG + 48, from_slot ? 0 : kM);   // parked, or still this m's
+    uint64_t g0_sched_sp = kG0StackHi - 0x40;
+    mem_.Put64(kG0 + 56, g0_sched_sp);
+    mem_.Put64(g0_sched_sp - 8, kG);
+    uint64_t g0_fp = kG0StackHi - 0x100, callee_fp = kG0StackHi - 0x80;
+    Frame(g0_fp, callee_fp, callee + 0x20);
+    Frame(callee_fp, 0, kMcall + 0x20);
+    uint64_t f_fp = kGStackHi - 0x200;
+    SetSched(kG, kGStackHi - 0x300, saved_pc, f_fp);
+    Frame(f_fp, 0, kGoexit + 1);
+    return Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp);
+  }
+};
+
+// The hole the saved-pc rule left: this M runs exitsyscall0 under exitsyscall's mcall, while
+// the goroutine in its g0 slot has since run on another M and parked again through gopark's
+// mcall(park_m). Its sched.pc is a genuine mcall return site, but not this mcall's: not
+// crossed; named for certain by the slot after dropg, it has left (goroutine_left, whole).
+TEST_F(McallCalleeTest, GoroutineParkedAgainThroughAnotherSiteHasLeft) {
+  auto r = RunUnder(kExitsyscall0Fn, kMcallRet);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kExitsyscall0Fn + 0x20, kMcall + 0x20}));
+  EXPECT_EQ(r.sample.goid, 0u);  // not named after a goroutine that did not ask for the work
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_STOPPED], 1u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_CROSSED], 0u);
+  // And the other way round: park_m on this M, the goroutine parked since by exitsyscall.
+  EXPECT_EQ(RunUnder(kParkMFn, kMcallRet2).sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
+}
+
+// Each site with its own callee is crossed, through the slot or through m.curg.
+TEST_F(McallCalleeTest, EachSiteWithItsOwnCalleeIsCrossed) {
+  for (auto [callee, site] : {std::pair{kParkMFn, kMcallRet}, std::pair{kExitsyscall0Fn, kMcallRet2}}) {
+    for (bool from_slot : {true, false}) {
+      SCOPED_TRACE(from_slot ? "g0 slot" : "m.curg");
+      auto r = RunUnder(callee, site, from_slot);
+      EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+      EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, callee + 0x20, kMcall + 0x20, site, kGoexit + 1}));
+      EXPECT_EQ(r.sample.goid, 42u);
+    }
+  }
+}
+
+// m.curg (before dropg) is checked the same way (stale there: nothing explains it); a site
+// whose callee was not decoded is not checked.
+TEST_F(McallCalleeTest, CurgIsCheckedAndUndecodedSitesAreNot) {
+  EXPECT_EQ(RunUnder(kExitsyscall0Fn, kMcallRet, /*from_slot=*/false).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  info_.mcall_fns[0] = sb_mcall_fn{0, 0};  // park_m's site: not decoded
+  EXPECT_EQ(RunUnder(kExitsyscall0Fn, kMcallRet).sample.stop_reason, SB_STOP_ROOT);
+}
+
+// The frame-pointer walk skips a callee that called a frameless function which calls on (Go
+// 1.19 park_m -> gcWriteBarrierDX -> gcWriteBarrier): the frame below mcall is then no mcall
+// callee at all, and says nothing. Not checked; another site's callee there is stale.
+TEST_F(McallCalleeTest, CalleeFrameSkippedByTheFramePointerWalkIsNotChecked) {
+  auto r = RunUnder(kMainF, kMcallRet);  // main.f stands for gcWriteBarrierDX
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMainF + 0x20, kMcall + 0x20, kMcallRet, kGoexit + 1}));
+  EXPECT_EQ(RunUnder(kParkMFn, kMcallRet2).sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
+}
+
+// Sampled in mcall itself (its pc exact): no callee frame was walked, nothing to compare.
+TEST_F(McallCalleeTest, SampledInMcallItselfHasNoCallee) {
+  SetCurrentG(kG0);
+  uint64_t g0_sp = kG0StackHi - 0x48;  // after mcall's switch and PUSHQ
+  uint64_t f_fp = kGStackHi - 0x200;
+  SetSched(kG, kGStackHi - 0x300, kMcallRet2, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kMcall + 0x18, g0_sp, 0);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMcall + 0x18, kMcallRet2, kGoexit + 1}));
+}
+
 // morestack's crossing accepts only morestack's save: m.curg parked by mcall is not it.
 TEST_F(UnwindCoreTest, MorestackWithMcallsSaveIsStale) {
   SetCurrentG(kG0);
@@ -838,6 +935,90 @@ TEST_F(GogoWindowTest, SpOnTheGoroutineResumesAtSchedPc) {
   // SP outside gp's stack: not gp's.
   SetSched(kG, 0, kMcallRet, f_fp);
   EXPECT_EQ(Run(kGogo + 0x13, kG0StackHi - 0x300, g0_fp).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+}
+
+// amd64 runtime.systemstack's windows: `MOVQ DX, FS:g` (g0) ... `MOVQ ..., SP` and, after fn
+// returned, `MOVQ AX, FS:g` (curg) | `MOVQ gobuf_sp(AX), SP`. Decoded at kSystemstack.
+class SystemstackWindowTest : public UnwindCoreTest {
+ protected:
+  void SetUp() override {
+    UnwindCoreTest::SetUp();
+    info_.sstack_g0_lo = kSystemstack + 0x18;
+    info_.sstack_g0_hi = kSystemstack + 0x1e;
+    info_.sstack_gp_lo = kSystemstack + 0x30;
+    info_.sstack_gp_hi = kSystemstack + 0x34;
+  }
+  // Go 1.21+: systemstack pushes BP first (pcsp 8 from +1), no sched recipe.
+  void NewerGo() {
+    info_.flags &= ~SB_PI_SYSTEMSTACK_SCHED;
+    deltas_.insert(deltas_.begin() + 1, {{0x041, 8}, {0x080, 0}});
+    info_.delta_count = static_cast<uint32_t>(deltas_.size());
+  }
+};
+
+// Switch in: TLS says g0, but SP and BP are still the goroutine's (F called systemstack there).
+// Walked as on the goroutine: systemstack by its pcsp, then F; named after the goroutine.
+TEST_F(SystemstackWindowTest, SwitchInWalksTheGoroutine) {
+  SetCurrentG(kG0);
+  uint64_t sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  mem_.Put64(sp, kMainF + 0x90);  // Go 1.19: no frame, F's return address at SP
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kSystemstack + 0x1a, sp, f_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kSystemstack + 0x1a, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_FALSE(r.sample.flags & SB_SAMPLE_ON_G0);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_ATTEMPTS], 0u);  // nothing to cross
+  // Go 1.21+: systemstack's own frame record (PUSHQ BP; MOVQ SP, BP) leads to F.
+  NewerGo();
+  uint64_t ss_fp = sp - 8;
+  Frame(ss_fp, f_fp, kMainF + 0x90);
+  auto newer = Run(kSystemstack + 0x1a, ss_fp, ss_fp);
+  EXPECT_EQ(Frames(newer), (std::vector<uint64_t>{kSystemstack + 0x1a, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(newer.sample.stop_reason, SB_STOP_ROOT);
+  // SP on no stack of curg's: not that window's state, the thread is on g0 as TLS says.
+  auto off_stack = Run(kSystemstack + 0x1a, kG0StackHi - 0x300, ss_fp);
+  EXPECT_TRUE(off_stack.sample.flags & SB_SAMPLE_ON_G0);
+}
+
+// Switch back (Go 1.21+): TLS is curg again, SP still on g0 where fn returned (there: a zero
+// word, the live end_of_chain), BP systemstack's record on the goroutine. Walked as on g0: the
+// systemstack crossing follows the record to F.
+TEST_F(SystemstackWindowTest, SwitchBackWalksG0AndCrosses) {
+  NewerGo();
+  SetCurrentG(kG);
+  uint64_t g0_sp = kG0StackHi - 0x40, ss_fp = kGStackHi - 0x308, f_fp = kGStackHi - 0x200;
+  mem_.Put64(g0_sp, 0);
+  mem_.Put64(g0_sp + 8, 0);
+  Frame(ss_fp, f_fp, kMainF + 0x90);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kSystemstack + 0x30, g0_sp, ss_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kSystemstack + 0x30, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+  // Without the decoded window: walked as on the goroutine from g0's SP, end_of_chain.
+  info_.sstack_gp_hi = 0;
+  info_.sstack_g0_hi = 0;
+  auto before = Run(kSystemstack + 0x30, g0_sp, ss_fp);
+  EXPECT_EQ(before.sample.stop_reason, SB_STOP_END_OF_CHAIN);
+  EXPECT_EQ(Frames(before), (std::vector<uint64_t>{kSystemstack + 0x30}));
+}
+
+// Switch back before Go 1.21 (the sched recipe): F's return address at curg.sched.sp, which
+// systemstack clears only after its SP load.
+TEST_F(SystemstackWindowTest, SwitchBackUsesSchedOnOlderGo) {
+  SetCurrentG(kG);
+  uint64_t g0_sp = kG0StackHi - 0x40, sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  mem_.Put64(sched_sp, kMainF + 0x90);
+  Frame(f_fp, 0, kGoexit + 1);
+  SetSched(kG, sched_sp, kSystemstackSwitch + 4, f_fp);
+  auto r = Run(kSystemstack + 0x31, g0_sp, f_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kSystemstack + 0x31, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_TRUE(r.sample.flags & SB_SAMPLE_ON_G0);
+  // The window's pcs only: one past it, SP is already the goroutine's.
+  EXPECT_NE(Run(kSystemstack + 0x34, g0_sp, f_fp).sample.stop_reason, SB_STOP_ROOT);
 }
 
 // systemstack's sched recipe (amd64 < 1.21) accepts only gosave_systemstack_switch's save.
@@ -1241,6 +1422,138 @@ TEST_F(UnwindCoreArm64Test, McallSlotGoroutineWithMorestacksSaveHasLeft) {
   auto ok = Run(kParkM + 0x10, callee_sp, callee_fp, 0, kG0);
   EXPECT_EQ(ok.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(Frames(ok), (std::vector<uint64_t>{kParkM + 0x10, kMcall + 0x20, kMcallRet, kGoexit + 4}));
+}
+
+// The saved-pc rule's callee check on arm64: park_m spilled the goroutine, which has since
+// parked again through another mcall site (kMcallRet2, passing exitsyscall0).
+TEST_F(UnwindCoreArm64Test, McallSlotGoroutineParkedThroughAnotherSiteHasLeft) {
+  constexpr uint64_t kParkM = 0x401500;
+  AddRange(kParkM + 0x8, kParkM + 0x80, SB_FN_MCALL_SPILLER);
+  info_.ranges[info_.nranges - 1].arg = static_cast<uint32_t>(-8);
+  constexpr uint64_t kSite2 = kMainF + 0xc0;
+  info_.mcall_fns[0] = sb_mcall_fn{static_cast<uint32_t>(kParkM - kText), static_cast<uint32_t>(kParkM + 0x100 - kText)};
+  info_.mcall_sites[1] = static_cast<uint32_t>(kSite2 - kText);
+  info_.mcall_fns[1] = sb_mcall_fn{0x600, 0x700};  // exitsyscall0 at 0x401600
+  info_.nmcall_sites = 2;
+  mem_.Put64(kM + 192, 0);  // dropg
+  mem_.Put64(kG + 48, 0);   // parked
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  uint64_t callee_sp = g0_sched_sp - 16 - 0x40, callee_fp = callee_sp - 8;
+  GoFrame(callee_sp, 0, kMcall + 0x20);
+  uint64_t f_sp = kGStackHi - 0x300;
+  GoFrame(f_sp, 0, kGoexit + 4);
+  SetSched(kG, f_sp, kSite2, kGStackHi - 0x200);
+  auto r = Run(kParkM + 0x10, callee_sp, callee_fp, 0, kG0);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kParkM + 0x10, kMcall + 0x20}));
+  SetSched(kG, f_sp, kMcallRet, kGStackHi - 0x200);  // gopark's own site: park_m's
+  auto ok = Run(kParkM + 0x10, callee_sp, callee_fp, 0, kG0);
+  EXPECT_EQ(ok.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(ok), (std::vector<uint64_t>{kParkM + 0x10, kMcall + 0x20, kMcallRet, kGoexit + 4}));
+}
+
+// arm64 gogo<> (R5 = gobuf, R6 = gp): MOVD R6, R28 | BL save_g | MOVD (R5), R0 | MOVD R0, RSP |
+// MOVD bp(R5), R29 | MOVD lr(R5), R30 | ... | B (R6). Decoded windows at kGogo; save_g at
+// kSaveG; "execute" (kAllocFn, frame 0x40) calls runtime.gogo once, returning at +0x50, and is
+// called by schedule (frame 0x40 here) from mstart.
+constexpr uint64_t kSaveG = 0x401a40;  // [0x401a40, 0x401a60)
+
+uint32_t Bl(uint64_t from, uint64_t to) {
+  return 0x94000000u | (static_cast<uint32_t>((static_cast<int64_t>(to) - static_cast<int64_t>(from)) / 4) & 0x3FFFFFFu);
+}
+
+class GogoArm64Test : public UnwindCoreArm64Test {
+ protected:
+  void SetUp() override {
+    UnwindCoreArm64Test::SetUp();
+    info_.gogo_g0_lo = kGogo + 0x4;
+    info_.gogo_g0_hi = kGogo + 0x10;
+    info_.gogo_gp_lo = kGogo + 0x10;
+    info_.gogo_bp_loaded = kGogo + 0x14;
+    info_.gogo_lr_loaded = kGogo + 0x18;
+    info_.gogo_gp_hi = kGogo + 0x38;
+    info_.gogo_save_g_lo = kSaveG;
+    info_.gogo_save_g_hi = kSaveG + 0x20;
+    info_.gogo_callers[info_.ngogo_callers++] =
+        sb_gogo_caller{static_cast<uint32_t>(kAllocFn - kText), static_cast<uint32_t>(kAllocFn + 0x50 - kText)};
+    // main.f allocates its frame at +0x10 here (after its stack check's BL morestack at +8).
+    for (auto& d : deltas_)
+      if (d.pc_off == 0x104) d.pc_off = 0x110;
+    deltas_.push_back({0x784, 0x40});  // schedule's frame
+    deltas_.push_back({0x7bc, 0});
+    info_.delta_count = static_cast<uint32_t>(deltas_.size());
+    mem_.Put32(kSchedule + 0x1c, Bl(kSchedule + 0x1c, kAllocFn));  // schedule: BL execute
+    GoFrame(exec_sp_, 0, kSchedule + 0x20);                         // execute's saved LR
+    GoFrame(exec_sp_ + 0x40, 0, kMstart + 4);                       // schedule's
+  }
+  const uint64_t exec_sp_ = kG0StackHi - 0x200;
+};
+
+// SP still on g0, after gogo's BL save_g: LR is save_g's return site, the caller of
+// runtime.gogo is found from the BL at [SP] - 4 and the table; the thread is on g0.
+TEST_F(GogoArm64Test, G0WindowFindsTheCallerLrNoLongerHolds) {
+  const std::vector<uint64_t> below = {kAllocFn + 0x50, kSchedule + 0x20, kMstart + 4};
+  auto r = Run(kGogo + 0x8, exec_sp_, exec_sp_ - 8, /*lr=*/kGogo + 0x8, /*g_reg=*/kG);
+  std::vector<uint64_t> want = {kGogo + 0x8};
+  want.insert(want.end(), below.begin(), below.end());
+  EXPECT_EQ(Frames(r), want);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_TRUE(r.sample.flags & SB_SAMPLE_ON_G0);
+  // Inside save_g called from there: save_g, gogo, then the same.
+  auto in_save_g = Run(kSaveG + 0x8, exec_sp_, exec_sp_ - 8, kGogo + 0x8, kG);
+  want = {kSaveG + 0x8, kGogo + 0x8};
+  want.insert(want.end(), below.begin(), below.end());
+  EXPECT_EQ(Frames(in_save_g), want);
+  EXPECT_EQ(in_save_g.sample.stop_reason, SB_STOP_ROOT);
+  // At the BL itself LR still returns into execute.
+  auto at_bl = Run(kGogo + 0x4, exec_sp_, exec_sp_ - 8, kAllocFn + 0x50, kG);
+  want = {kGogo + 0x4};
+  want.insert(want.end(), below.begin(), below.end());
+  EXPECT_EQ(Frames(at_bl), want);
+  EXPECT_EQ(at_bl.sample.stop_reason, SB_STOP_ROOT);
+  // g read as g0 (with cgo the TLS slot is gp only once save_g ran): the same walk.
+  EXPECT_EQ(Frames(Run(kGogo + 0x8, exec_sp_, exec_sp_ - 8, kGogo + 0x8, kG0)).size(), 4u);
+  // Without the decoded window: walked as gp's from g0's SP, end_of_chain.
+  info_.gogo_gp_hi = 0;
+  EXPECT_EQ(Run(kGogo + 0x8, exec_sp_, exec_sp_ - 8, kGogo + 0x8, kG).sample.stop_reason, SB_STOP_END_OF_CHAIN);
+}
+
+// A caller of runtime.gogo not in the table (newstack calls it twice): gogo, end_of_chain.
+TEST_F(GogoArm64Test, G0WindowWithAnAmbiguousCallerEnds) {
+  mem_.Put32(kSchedule + 0x1c, Bl(kSchedule + 0x1c, kMainF));
+  auto r = Run(kGogo + 0x8, exec_sp_, exec_sp_ - 8, kGogo + 0x8, kG);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kGogo + 0x8}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_END_OF_CHAIN);
+}
+
+// SP already gp's: gp resumes at sched.pc with that SP, R29 and LR from the gobuf until gogo
+// has loaded them. A morestack save resumes in f's prologue, f's caller in LR (gobuf.lr).
+TEST_F(GogoArm64Test, GpWindowResumesAtSchedPcWithGobufLr) {
+  uint64_t sp = kGStackHi - 0x300, junk_fp = kG0StackHi - 0x100;
+  GoFrame(sp, 0, kGoexit + 4);
+  SetSched(kG, sp, kMcallRet, sp - 8);  // parked by mcall: gopark's frame is set up
+  mem_.Put64(kG + 56 + 40, 0);           // sched.lr: mcall saves none
+  auto mcall = Run(kGogo + 0x10, sp, junk_fp, kGogo + 0x8, kG);
+  EXPECT_EQ(Frames(mcall), (std::vector<uint64_t>{kGogo + 0x10, kMcallRet, kGoexit + 4}));
+  EXPECT_EQ(mcall.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(mcall.sample.goid, 42u);
+  SetSched(kG, sp, kMorestackRetArm64, sp - 8);
+  mem_.Put64(kG + 56 + 40, kMainF + 0xb0);  // sched.lr: f's caller
+  mem_.Put32(kG + 144, 2);
+  auto before_lr = Run(kGogo + 0x10, sp, junk_fp, kGogo + 0x8, kG);
+  EXPECT_EQ(Frames(before_lr), (std::vector<uint64_t>{kGogo + 0x10, kMorestackRetArm64, kMainF + 0xb0, kGoexit + 4}));
+  EXPECT_EQ(before_lr.sample.stop_reason, SB_STOP_ROOT);
+  mem_.Put64(kG + 56 + 40, 0);  // gogo cleared gobuf.lr after loading it into LR
+  auto after_lr = Run(kGogo + 0x30, sp, sp - 8, kMainF + 0xb0, kG);
+  EXPECT_EQ(Frames(after_lr), (std::vector<uint64_t>{kGogo + 0x30, kMorestackRetArm64, kMainF + 0xb0, kGoexit + 4}));
+  EXPECT_EQ(after_lr.sample.stop_reason, SB_STOP_ROOT);
+  // Not a save of mcall or morestack (a new goroutine's first run): gogo only, stale.
+  SetSched(kG, sp, kMainF, sp - 8);
+  auto other = Run(kGogo + 0x10, sp, junk_fp, kGogo + 0x8, kG);
+  EXPECT_EQ(Frames(other), (std::vector<uint64_t>{kGogo + 0x10}));
+  EXPECT_EQ(other.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
 }
 
 // arm64 morestack's save is checked in the text too: a BL elsewhere is not morestack's call.

@@ -45,6 +45,11 @@ mutations=(
   "newstack morebuf (caller binding)|    if (want_caller_sp != 0 && (ret != want_caller_pc || (SB_ARM64(st) ? sp : sp + 8) != want_caller_sp))|    if (0)"
   "newstack morebuf (running goroutine)|  if (gp_m != 0 && !(gp_m == st->w->m && gp == st->w->curg))|  if (0)"
   "newstack morebuf (CFA)|  if (cfa != st->w->sp) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);|"
+  "saved-pc rule: mcall's callee|  if (!sb_mcall_callee_ok(st, gp)) return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);|"
+  "systemstack window (switch in)|  if (pc >= pi->sstack_g0_lo && pc < pi->sstack_g0_hi && st->w->g == st->w->g0 &&|  if (0 &&"
+  "systemstack window (switch back)|  } else if (pc >= pi->sstack_gp_lo && pc < pi->sstack_gp_hi && st->w->g == st->w->curg &&|  } else if (0 &&"
+  "arm64 gogo (caller of runtime.gogo)|    st->w->pc = site; /* a return address in the caller, whose SP is the sampled one */|    st->w->pc = ret;"
+  "arm64 gogo (gobuf.lr before its load)|      (SB_ARM64(st) && pc < pi->gogo_lr_loaded && sb_read_u64(st, base + o->gobuf_lr, &lr))) {|      0) {"
   "labels: slice entry's value (1.24+)|    if (sb_read_label(env, e, e + 16, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|    if (sb_read_label(env, e, e, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|goroutine_labels.h"
   "labels: hmap bucket's elems (<=1.23)|      sb_u64 v = bucket + SB_BMAP_ELEMS + (sb_u64)i * 16;|      sb_u64 v = bucket + SB_BMAP_KEYS + (sb_u64)i * 16;|goroutine_labels.h"
 )

@@ -1,0 +1,199 @@
+// The facts the unwinder decodes from the runtime's switch code, on real binaries of every Go
+// release the project supports (1.19 installed; 1.21-1.27 from tools/fetch-go.sh) for amd64
+// and arm64 (cross-built), with symbols and stripped (-s -w), amd64 also as PIE:
+//   - the function every call site of runtime.mcall passes (unwinder/mcall_callees.h),
+//   - amd64 runtime.systemstack's two windows (unwinder/systemstack_window.h),
+//   - gogo's windows, arm64's included (unwinder/gogo_window.h).
+// A release whose runtime code moved makes this fail.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "symbolizer/binary.h"
+#include "tests/common/shell_util.h"
+#include "unwinder/go_binary_facts.h"
+
+namespace sb::unwinder {
+namespace {
+
+constexpr char kProgram[] = R"(package main
+
+import (
+	"fmt"
+	"runtime"
+)
+
+func main() {
+	done := make(chan int)
+	go func() { runtime.Gosched(); done <- 1 }()
+	fmt.Println(<-done)
+}
+)";
+
+std::string Build(const std::string& go, const std::string& arch, const std::string& dir, const std::string& flavor) {
+  std::string src = dir + "/main.go";
+  FILE* f = fopen(src.c_str(), "w");
+  if (!f) return "";
+  fputs(kProgram, f);
+  fclose(f);
+  std::string out = dir + "/prog-" + arch + "-" + flavor;
+  std::string flags = flavor == "stripped" ? "-ldflags='-s -w' " : flavor == "pie" ? "-buildmode=pie " : "";
+  auto r = test::RunCommand("cd " + test::Quote(dir) + " && env GOCACHE=" + test::Quote(SB_TEST_BUILD_DIR "/gocache-" + arch) +
+                            " GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=0 GOARCH=" + arch + " " +
+                            test::Quote(go) + " build " + flags + "-o " + test::Quote(out) + " main.go");
+  EXPECT_EQ(r.status, 0) << r.out;
+  return r.status == 0 ? out : "";
+}
+
+struct Analyzed {
+  std::shared_ptr<sym::Binary> bin;
+  std::shared_ptr<const GoBinaryFacts> facts;
+};
+
+Analyzed Analyze(const std::string& path) {
+  Analyzed a;
+  auto bin = sym::Binary::Load(path);
+  EXPECT_TRUE(bin.ok()) << path;
+  if (!bin.ok()) return a;
+  auto f = AnalyzeGoBinary(**bin, path);
+  EXPECT_TRUE(f.ok()) << f.error();
+  if (!f.ok()) return a;
+  a.bin = *bin;
+  a.facts = *f;
+  return a;
+}
+
+std::string NameAt(const sym::Binary& bin, uint64_t pc) {
+  auto fn = bin.go()->FindFunc(pc);
+  return fn ? std::string(fn->name) : "?";
+}
+
+// Every mcall site's callee decoded, and the ones the saved-pc rule meets most are the right
+// functions. Returns the callee entries by site, to compare with the stripped twin.
+std::vector<uint64_t> CheckMcallCallees(const Analyzed& a, int minor) {
+  const auto& f = *a.facts;
+  EXPECT_GE(f.mcall_callees.size(), 10u);
+  EXPECT_EQ(f.mcall_callees.size(), f.mcall_return_sites.size());
+  std::set<std::string> callees;
+  std::vector<uint64_t> entries;
+  for (const auto& c : f.mcall_callees) {
+    EXPECT_NE(c.fn_end, 0u) << std::hex << c.site << " in " << NameAt(*a.bin, c.site - 1) << ": " << c.why;
+    entries.push_back(c.fn_entry);
+    if (c.fn_end == 0) continue;
+    callees.insert(NameAt(*a.bin, c.fn_entry));
+    std::string caller = NameAt(*a.bin, c.site - 1);
+    if (caller == "runtime.gopark") EXPECT_EQ(NameAt(*a.bin, c.fn_entry), "runtime.park_m");
+    if (caller == "runtime.goexit1") EXPECT_EQ(NameAt(*a.bin, c.fn_entry), "runtime.goexit0");
+  }
+  for (const char* want : {"runtime.park_m", "runtime.gosched_m", "runtime.goexit0", "runtime.goyield_m",
+                           "runtime.recovery", minor >= 26 ? "runtime.exitsyscallNoP" : "runtime.exitsyscall0",
+                           minor >= 26 ? "runtime.asyncPreempt2.func1" : "runtime.preemptPark"})
+    EXPECT_TRUE(callees.count(want)) << want;
+  for (const auto& m : f.missing) EXPECT_EQ(m.find("mcall passes"), std::string::npos) << m;
+  // The proc info holds them beside their sites.
+  sb_proc_info pi = MakeProcInfo(f, 0x1000, 0);
+  for (uint32_t i = 0; i < pi.nmcall_sites; i++) {
+    EXPECT_NE(pi.mcall_fns[i].hi, 0u) << i;
+    EXPECT_EQ(pi.mcall_fns[i].lo + f.text_start, f.mcall_callees[i].fn_entry) << i;
+  }
+  return entries;
+}
+
+void CheckSystemstack(const Analyzed& a) {
+  const auto& w = a.facts->systemstack;
+  ASSERT_TRUE(w.found) << w.why;
+  auto fn = a.bin->go()->FindFuncByName("runtime.systemstack");
+  ASSERT_TRUE(fn);
+  EXPECT_GT(w.g0_lo, fn->entry);
+  EXPECT_LT(w.g0_lo, w.g0_hi);
+  EXPECT_LT(w.g0_hi, w.gp_lo);
+  EXPECT_LT(w.gp_lo, w.gp_hi);
+  EXPECT_LE(w.gp_hi, fn->end);
+  // Each window opens right after a store through FS (the TLS slot of g): the 0x64 prefix.
+  for (uint64_t lo : {w.g0_lo, w.gp_lo}) {
+    bool fs = false;
+    for (int len = 4; len <= 9; len++) {
+      auto b = a.bin->elf().ReadVaddr(lo - len, 1);
+      fs |= b.ok() && static_cast<uint8_t>((*b)[0]) == 0x64;
+    }
+    EXPECT_TRUE(fs) << std::hex << lo;
+  }
+  sb_proc_info pi = MakeProcInfo(*a.facts, 0x1000, 0);
+  EXPECT_EQ(pi.sstack_gp_hi, w.gp_hi + 0x1000);
+}
+
+void CheckGogo(const Analyzed& a, bool arm64) {
+  const auto& w = a.facts->gogo;
+  ASSERT_TRUE(w.found) << w.why;
+  auto fn = a.bin->go()->FindFuncByName("gogo");
+  ASSERT_TRUE(fn);
+  EXPECT_GT(w.g0_lo, fn->entry);
+  EXPECT_LT(w.g0_lo, w.g0_hi);
+  EXPECT_EQ(w.g0_hi, w.gp_lo);
+  EXPECT_LT(w.gp_lo, w.bp_loaded);
+  EXPECT_LT(w.bp_loaded, w.gp_hi);
+  EXPECT_LE(w.gp_hi, fn->end);
+  if (!arm64) return;
+  EXPECT_EQ(w.g0_lo, fn->entry + 4);  // MOVD R6, R28 first
+  EXPECT_LT(w.gp_lo, w.lr_loaded);
+  EXPECT_LT(w.lr_loaded, w.gp_hi);
+  auto save_g = a.bin->go()->FindFuncByName("runtime.save_g");
+  ASSERT_TRUE(save_g);
+  EXPECT_EQ(w.save_g_lo, save_g->entry);
+  auto execute = a.bin->go()->FindFuncByName("runtime.execute");
+  ASSERT_TRUE(execute);
+  bool has_execute = false;
+  for (const auto& c : w.callers) {
+    EXPECT_GT(c.site, c.entry);
+    if (c.entry != execute->entry) continue;
+    has_execute = true;
+    EXPECT_LT(c.site, execute->end);
+  }
+  EXPECT_TRUE(has_execute) << "execute's call to runtime.gogo";
+  EXPECT_LE(w.callers.size(), static_cast<size_t>(SB_MAX_GOGO_CALLERS));
+  sb_proc_info pi = MakeProcInfo(*a.facts, 0x1000, 0);
+  EXPECT_EQ(pi.ngogo_callers, w.callers.size());
+  EXPECT_EQ(pi.gogo_lr_loaded, w.lr_loaded + 0x1000);
+}
+
+void CheckToolchain(const std::string& go, int minor) {
+  for (const char* arch : {"amd64", "arm64"}) {
+    const bool arm64 = std::string(arch) == "arm64";
+    std::string dir = test::MakeTempDir(SB_TEST_BUILD_DIR "/tmp", "windows-1." + std::to_string(minor));
+    std::vector<uint64_t> plain_callees;
+    for (const char* flavor : {"plain", "stripped", "pie"}) {
+      if (arm64 && std::string(flavor) == "pie") continue;
+      SCOPED_TRACE(std::string("go1.") + std::to_string(minor) + " " + arch + " " + flavor);
+      std::string path = Build(go, arch, dir, flavor);
+      ASSERT_FALSE(path.empty());
+      Analyzed a = Analyze(path);
+      ASSERT_TRUE(a.facts);
+      auto callees = CheckMcallCallees(a, minor);
+      if (std::string(flavor) == "plain") plain_callees = callees;
+      if (std::string(flavor) == "stripped") EXPECT_EQ(callees, plain_callees);
+      CheckGogo(a, arm64);
+      if (!arm64) CheckSystemstack(a);
+    }
+  }
+}
+
+TEST(SwitchWindows, Go119) { CheckToolchain(SB_GO_EXECUTABLE, 19); }
+
+TEST(SwitchWindows, Go121To127) {
+  auto fetched = test::RunCommand(test::Quote(SB_SOURCE_DIR "/tools/fetch-go.sh"), /*merge_stderr=*/false);
+  ASSERT_EQ(fetched.status, 0) << "tools/fetch-go.sh failed (it needs the Debian mirror): " << fetched.out;
+  int seen = 0;
+  std::istringstream lines(fetched.out);
+  std::string version, root;
+  while (lines >> version >> root) {
+    CheckToolchain(root + "/bin/go", std::stoi(version.substr(version.find('.') + 1)));
+    seen++;
+  }
+  EXPECT_EQ(seen, 7) << "expected Go 1.21 to 1.27: " << fetched.out;
+}
+
+}  // namespace
+}  // namespace sb::unwinder

@@ -1,0 +1,102 @@
+#include "unwinder/systemstack_window.h"
+
+#include <Zydis/Zydis.h>
+
+namespace sb::unwinder {
+namespace {
+
+bool WritesReg(const ZydisDecodedInstruction& in, const ZydisDecodedOperand& op0, ZydisRegister r) {
+  return in.operand_count_visible >= 1 && op0.type == ZYDIS_OPERAND_TYPE_REGISTER && op0.reg.value == r;
+}
+
+bool TlsStore(const ZydisDecodedInstruction& in, const ZydisDecodedOperand* ops) {
+  return in.mnemonic == ZYDIS_MNEMONIC_MOV && in.operand_count_visible == 2 && ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+         ops[0].mem.segment == ZYDIS_REGISTER_FS && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER;
+}
+
+bool Branch(const ZydisDecodedInstruction& in) { return in.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE; }
+
+}  // namespace
+
+SystemstackWindow FindSystemstackWindow(const sym::Binary& bin) {
+  SystemstackWindow w;
+  const sym::GoPclntab* go = bin.go();
+  if (go == nullptr || bin.elf().arch() != sym::Arch::kAmd64) {
+    w.why = "not amd64 Go";
+    return w;
+  }
+  auto fn = go->FindFuncByName("runtime.systemstack");
+  auto save = go->FindFuncByName("gosave_systemstack_switch");
+  if (!fn || fn->end <= fn->entry || !save) {
+    w.why = fn ? "no function gosave_systemstack_switch" : "no function runtime.systemstack";
+    return w;
+  }
+  auto code = bin.elf().ReadVaddr(fn->entry, static_cast<size_t>(std::min<uint64_t>(fn->end - fn->entry, 256)));
+  ZydisDecoder dec;
+  if (!code.ok() || !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
+    w.why = "runtime.systemstack unreadable";
+    return w;
+  }
+  // 0: want CALL gosave_systemstack_switch; 1: the TLS store of g0 right after it; 2: the SP
+  // load (only register moves before it); 3: CALL reg (fn); 4: the TLS store of curg; 5: the SP
+  // load right after it (no branch between).
+  int step = 0;
+  size_t off = 0;
+  while (off < code->size() && step < 6) {
+    ZydisDecodedInstruction in;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code->data() + off, code->size() - off, &in, ops))) break;
+    uint64_t pc = fn->entry + off, next = pc + in.length;
+    off += in.length;
+    bool mov = in.mnemonic == ZYDIS_MNEMONIC_MOV && in.operand_count_visible == 2;
+    bool writes_sp = WritesReg(in, ops[0], ZYDIS_REGISTER_RSP);
+    if (step == 0) {
+      if (in.mnemonic == ZYDIS_MNEMONIC_CALL && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+          next + static_cast<uint64_t>(ops[0].imm.value.s) == save->entry)
+        step = 1;
+    } else if (step == 1) {
+      if (!TlsStore(in, ops)) break;
+      w.g0_lo = next;
+      step = 2;
+    } else if (step == 2) {
+      if (mov && writes_sp) {
+        w.g0_hi = next;  // the load has not run at its own pc
+        step = 3;
+      } else if (!mov || Branch(in) || ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER) {
+        break;  // only MOVQ DX, R14 and the load of g0.sched.sp into a scratch register
+      }
+    } else if (step == 3) {
+      if (in.mnemonic == ZYDIS_MNEMONIC_CALL && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER) step = 4;
+      else if (Branch(in) || writes_sp) break;
+    } else if (step == 4) {
+      if (TlsStore(in, ops)) {
+        w.gp_lo = next;
+        step = 5;
+      } else if (Branch(in) || writes_sp) {
+        break;
+      }
+    } else {
+      if (mov && writes_sp && ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+        w.gp_hi = next;
+        step = 6;
+      } else {
+        break;
+      }
+    }
+  }
+  if (step != 6) {
+    static const char* kWant[] = {"CALL gosave_systemstack_switch",
+                                  "MOVQ g0, FS:slot after it",
+                                  "MOVQ ..., SP after the TLS store",
+                                  "CALL reg",
+                                  "MOVQ curg, FS:slot after the call",
+                                  "MOVQ gobuf_sp(REG), SP right after it"};
+    w = SystemstackWindow{};
+    w.why = std::string("runtime.systemstack: no ") + kWant[step];
+    return w;
+  }
+  w.found = true;
+  return w;
+}
+
+}  // namespace sb::unwinder
