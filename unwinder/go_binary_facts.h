@@ -74,6 +74,11 @@ struct GoBinaryFacts {
   int32_t morebuf_cfa_off = 0;
   uint16_t gobuf_g = 0;
   std::string morebuf_source;  // how it was proven, or why not
+  // What newstack's code alone proves (newstack_morebuf.h), also where DWARF is used.
+  bool morebuf_code_found = false;
+  int32_t morebuf_code_cfa_off = 0;
+  uint16_t morebuf_code_gobuf_g = 0;
+  std::string morebuf_code_source;
   GogoWindow gogo;             // amd64 gogo's windows (issue 13 item 4), link-time
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start

@@ -2,7 +2,8 @@
 // Zydis). The input is the code of a runtime function; it is wrapped in a one-segment ELF so
 // the RIP-relative GOT reads the decoder follows land in the input too. An input that is
 // itself a Go ELF file also goes through FindTlsSlot whole (pclntab lookup, then decoding),
-// and through FindGogoWindow (unwinder/gogo_window.cc: gogo's windows, the same decoder).
+// and through FindGogoWindow (unwinder/gogo_window.cc: gogo's windows, the same decoder) and
+// NewstackMorebufFromCode (unwinder/newstack_morebuf.cc: newstack's dataflow, both arches).
 #include <elf.h>
 
 #include <cstring>
@@ -11,6 +12,8 @@
 #include "symbolizer/binary.h"
 #include "tests/fuzz/fuzz_targets.h"
 #include "unwinder/gogo_window.h"
+#include "unwinder/go_offsets_table.h"
+#include "unwinder/newstack_morebuf.h"
 #include "unwinder/tls_slot.h"
 
 namespace sb::fuzz {
@@ -58,6 +61,11 @@ int FuzzTlsSlot(const uint8_t* data, size_t size) {
   if (bin.ok()) {
     (void)unwinder::FindTlsSlot(**bin);
     (void)unwinder::FindGogoWindow(**bin);
+    for (int minor : {19, 27})
+      if (auto off = unwinder::GoOffsetsForVersion(1, minor)) {
+        auto r = unwinder::NewstackMorebufFromCode(**bin, *off);
+        if (r.found && (r.lo >= r.hi || r.calls == 0)) __builtin_trap();
+      }
   }
   return 0;
 }

@@ -101,8 +101,8 @@ TEST(GoBinaryFacts, SavePointsOfTheSavedPcRule) {
 
 // newstack's local morebuf (issue 13 item 2): DWARF puts it at one CFA offset across the
 // return addresses of newstack's calls to gopreempt_m and preemptPark (Go 1.19), inside
-// newstack and inside its frame (negative offset); gobuf.g is at 16. Stripped: not proven, so
-// not used, and said so.
+// newstack and inside its frame (negative offset); gobuf.g is at 16. Stripped: the code proves
+// the same slot.
 TEST(GoBinaryFacts, NewstackMorebufProvenByDwarf) {
   std::shared_ptr<sym::Binary> bin;
   auto f = Analyze("demo", &bin);
@@ -126,11 +126,13 @@ TEST(GoBinaryFacts, NewstackMorebufProvenByDwarf) {
   EXPECT_EQ(pi.text_start + pi.newstack_lo, f->newstack_morebuf_lo + 0x1000);
   EXPECT_EQ(pi.morebuf_cfa_off, f->morebuf_cfa_off);
 
+  // Stripped: the same slot, proven from newstack's code (newstack_morebuf.h).
   auto stripped = Analyze("demo-stripped");
   ASSERT_TRUE(stripped);
-  EXPECT_EQ(stripped->newstack_morebuf_hi, 0u);
-  EXPECT_EQ(MakeProcInfo(*stripped, 0, 0).newstack_hi, 0u);
-  EXPECT_NE(stripped->morebuf_source.find("not proven"), std::string::npos) << stripped->morebuf_source;
+  EXPECT_NE(stripped->newstack_morebuf_hi, 0u) << stripped->morebuf_source;
+  EXPECT_EQ(stripped->morebuf_cfa_off, f->morebuf_cfa_off);
+  EXPECT_EQ(MakeProcInfo(*stripped, 0, 0).morebuf_cfa_off, f->morebuf_cfa_off);
+  EXPECT_EQ(stripped->morebuf_source.rfind("code:", 0), 0u) << stripped->morebuf_source;
 }
 
 // amd64 gogo's windows (issue 13 item 4), decoded from its code, stripped or not: the TLS store
