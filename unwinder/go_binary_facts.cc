@@ -368,6 +368,13 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   if (f->arch == sym::Arch::kAmd64) {
     f->gogo = FindGogoWindow(bin);
     if (!f->gogo.found) f->missing.push_back("gogo's windows (" + f->gogo.why + "): samples inside gogo may end with bad_fp");
+    // clone's child: its own code is a new thread's root (a range like mstart's), the code it
+    // shares with the parent is told apart in the core by the TLS g (sb_clone_child).
+    f->clone = FindCloneChild(bin);
+    if (f->clone.found)
+      f->ranges.push_back(FuncRange{"runtime.clone (child)", f->clone.child_lo, f->clone.child_hi, SB_FN_ROOT, 0, ""});
+    else
+      f->missing.push_back("runtime.clone's child (" + f->clone.why + "): a new thread's first samples may stop early");
   }
   return std::shared_ptr<const GoBinaryFacts>(f);
 }
@@ -418,6 +425,10 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.gogo_gp_lo = facts.gogo.gp_lo + bias;
     pi.gogo_gp_hi = facts.gogo.gp_hi + bias;
     pi.gogo_bp_loaded = facts.gogo.bp_loaded + bias;
+  }
+  if (facts.clone.found) {
+    pi.clone_shared_lo = facts.clone.shared_lo + bias;
+    pi.clone_shared_hi = facts.clone.shared_hi + bias;
   }
   if (facts.newstack_morebuf_hi > facts.newstack_morebuf_lo && facts.newstack_morebuf_lo > facts.text_start &&
       facts.newstack_morebuf_hi - facts.text_start <= UINT32_MAX) {

@@ -10,6 +10,7 @@
 #include "base/result.h"
 #include "ebpf/unwind/unwind_types.h"
 #include "symbolizer/binary.h"
+#include "unwinder/clone_child.h"
 #include "unwinder/gogo_window.h"
 #include "unwinder/runtime_offsets.h"
 
@@ -80,6 +81,7 @@ struct GoBinaryFacts {
   uint16_t morebuf_code_gobuf_g = 0;
   std::string morebuf_code_source;
   GogoWindow gogo;             // amd64 gogo's windows (issue 13 item 4), link-time
+  CloneChild clone;            // amd64 runtime.clone's child (a new thread's root), link-time
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start
 };

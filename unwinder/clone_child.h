@@ -1,0 +1,28 @@
+// amd64 runtime.clone (newosproc's new thread): where the child runs, decoded from clone's own
+// code so stripped binaries have it too (issue 13, lefthook live: a new thread's first samples
+// used to end with end_of_chain, read_fault or a wrong frame read from its empty stack).
+//   SYSCALL                 clone(2): the child starts at the next instruction, SP = the new
+//   CMPQ AX, $0             }  g0 stack's top (nothing above it), fs_base = the new m's TLS,
+//   JEQ child               }  whose g slot is still 0: [shared_lo, shared_hi) is the child
+//   MOVL AX, ret+40(FP)     }  only where the TLS g is 0 (the parent's is its g)
+//   RET                     }
+// child: MOVQ SI, SP ...    [child_lo, child_hi): the child alone, a new thread's root
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "symbolizer/binary.h"
+
+namespace sb::unwinder {
+
+struct CloneChild {
+  bool found = false;
+  uint64_t shared_lo = 0, shared_hi = 0;  // link-time: after the SYSCALL up to the child's code
+  uint64_t child_lo = 0, child_hi = 0;    // link-time: the child's code to clone's end
+  std::string why;
+};
+
+CloneChild FindCloneChild(const sym::Binary& bin);
+
+}  // namespace sb::unwinder
