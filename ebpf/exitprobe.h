@@ -137,6 +137,10 @@ static inline void sb_xp_proc_info_add_bias(struct sb_proc_info *pi, sb_u64 bias
     pi->gogo_gp_hi += bias;
     pi->gogo_bp_loaded += bias;
   }
+  if (pi->clone_shared_hi) { /* amd64 clone's new thread (0: not decoded) */
+    pi->clone_shared_lo += bias;
+    pi->clone_shared_hi += bias;
+  }
   /* newstack_lo/hi, mcall_sites and the pcsp page index are offsets from text_start. */
 }
 

@@ -58,6 +58,9 @@ TEST(ProcInfoBias, EveryAddressFieldOfSyntheticFacts) {
   f.gogo.gp_lo = 0x30310;
   f.gogo.gp_hi = 0x30320;
   f.gogo.bp_loaded = 0x30318;
+  f.clone.found = true;
+  f.clone.shared_lo = 0x30340;
+  f.clone.shared_hi = 0x3034b;
   f.newstack_morebuf_lo = 0x30400;
   f.newstack_morebuf_hi = 0x30480;
   f.morebuf_cfa_off = -184;
