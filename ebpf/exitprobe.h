@@ -137,7 +137,23 @@ static inline void sb_xp_proc_info_add_bias(struct sb_proc_info *pi, sb_u64 bias
     pi->gogo_gp_hi += bias;
     pi->gogo_bp_loaded += bias;
   }
-  /* newstack_lo/hi, mcall_sites and the pcsp page index are offsets from text_start. */
+  if (pi->gogo_lr_loaded) { /* arm64 gogo (0: amd64 or not decoded); gogo_callers: offsets */
+    pi->gogo_lr_loaded += bias;
+    pi->gogo_save_g_lo += bias;
+    pi->gogo_save_g_hi += bias;
+  }
+  if (pi->sstack_g0_hi) { /* amd64 systemstack's windows (0: not decoded) */
+    pi->sstack_g0_lo += bias;
+    pi->sstack_g0_hi += bias;
+    pi->sstack_gp_lo += bias;
+    pi->sstack_gp_hi += bias;
+  }
+  if (pi->clone_shared_hi) { /* amd64 clone's new thread (0: not decoded) */
+    pi->clone_shared_lo += bias;
+    pi->clone_shared_hi += bias;
+  }
+  /* newstack_lo/hi, mcall_sites, mcall_fns, gogo_callers and the pcsp page index are offsets
+   * from text_start. */
 }
 
 /* Pending call: one per (process, goroutine, depth). Records of one goroutine form a stack

@@ -1,32 +1,36 @@
-// The child side of runtime.clone. After the clone syscall returns 0 in the new thread, that
-// thread runs the rest of clone on its new stack (the new m's g0 stack, empty) until it calls
-// mstart, with the parent's frame pointer still in BP / R29. A frame-pointer walk from there
-// follows the parent's chain and shows the parent's callers under the new thread (found live in
-// lefthook, which starts threads all the time: runtime.clone <- runtime.(*mheap).initSpan ...).
-// Nothing is above clone on the new stack: the child side is the base of a new thread, a root.
-// Decoded from clone's own code, the same in Go 1.19-1.27 (sys_linux_amd64.s / _arm64.s):
-//   amd64: SYSCALL ; CMPQ AX, $0 ; JEQ child ; MOVL AX, ret+40(FP) ; RET ; child: ...
-//   arm64: SVC     ; CMP ZR, R0  ; BEQ child ; MOVW R0, ret+40(FP) ; RET ; child: ...
-// The child side is [child, end of clone), proven by the branch: its target is the instruction
-// after the parent's RET. (The two instructions between the syscall and the branch are run by
-// both threads and are not marked.)
+// runtime.clone (newosproc's new thread): where the child runs, decoded from clone's own code
+// so stripped binaries have it too (issue 13, lefthook live: a new thread's first samples used
+// to end with end_of_chain, read_fault or bad_fp, or showed the parent's frames: the child
+// starts with the parent's frame pointer and an empty stack).
+// amd64 (Go 1.19-1.27, sys_linux_amd64.s):
+//   SYSCALL                 clone(2): the child starts at the next instruction, SP = the new
+//   CMPQ AX, $0             }  g0 stack's top (nothing above it), fs_base = the new m's TLS,
+//   JEQ child               }  whose g slot is still 0: [shared_lo, shared_hi) is the child
+//   MOVL AX, ret+40(FP)     }  only where the TLS g is 0 (the parent's is its g)
+//   RET                     }
+// child: MOVQ SI, SP ...    [child_lo, child_hi): the child alone, a new thread's root
+// arm64 (sys_linux_arm64.s): SVC ; CMP ZR, R0 ; BEQ child ; MOVW R0, ret ; RET ; child: ...
+//   only the child's own code is decoded (shared_lo = shared_hi = 0): the branch's target, the
+//   instruction after the parent's RET, proves where it starts.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "symbolizer/elf_file.h"
+#include "symbolizer/binary.h"
 
 namespace sb::unwinder {
 
 struct CloneChild {
   bool found = false;
-  uint64_t lo = 0, hi = 0;  // [lo, hi): link-time pcs of the child side
-  std::string why;          // when not found: what was not where expected
+  uint64_t shared_lo = 0, shared_hi = 0;  // link-time: after the SYSCALL up to the child's code
+  uint64_t child_lo = 0, child_hi = 0;    // link-time: the child's code to clone's end
+  std::string why;
 };
 
-// CODE is runtime.clone's bytes, loaded at ENTRY.
-CloneChild FindCloneChild(sym::Arch arch, uint64_t entry, std::string_view code);
+CloneChild FindCloneChild(const sym::Binary& bin);
+// The same from CODE, runtime.clone's bytes loaded at ENTRY (unit tests, fuzzing).
+CloneChild FindCloneChildInCode(sym::Arch arch, uint64_t entry, std::string_view code);
 
 }  // namespace sb::unwinder

@@ -13,6 +13,7 @@
 #include "unwinder/dwarf_spill_proof.h"
 #include "unwinder/go_offsets_table.h"
 #include "unwinder/go_version.h"
+#include "unwinder/newstack_morebuf.h"
 #include "unwinder/tls_slot.h"
 
 namespace sb::unwinder {
@@ -144,17 +145,6 @@ void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, const std:
     }
     f->ranges.push_back(FuncRange{s.name, fn->entry, fn->end, s.kind, 0, ""});
   }
-  // The child side of runtime.clone: a new thread's base (unwinder/clone_child.h).
-  if (auto fn = go.FindFuncByName("runtime.clone"); fn && fn->end > fn->entry) {
-    auto code = elf.ReadVaddr(fn->entry, static_cast<size_t>(std::min<uint64_t>(fn->end - fn->entry, 512)));
-    CloneChild c = code.ok() ? FindCloneChild(f->arch, fn->entry, *code) : CloneChild{false, 0, 0, "unreadable"};
-    if (c.found) {
-      f->ranges.push_back(FuncRange{"runtime.clone (child side)", c.lo, c.hi, SB_FN_ROOT, 0, ""});
-    } else {
-      f->missing.push_back("runtime.clone's child side (" + c.why +
-                           "): a sample of a thread just started may show its parent's frames");
-    }
-  }
   if (f->arch == sym::Arch::kAmd64) {
     for (const char* name : kAmd64SignalRestorers) {
       if (auto fn = go.FindFuncByName(name)) {
@@ -194,19 +184,40 @@ void CollectSavePoints(const sym::Binary& bin, GoBinaryFacts* f) {
 }
 
 // Where the goroutine that newstack preempted is still named (sb_morestack_from_morebuf):
-// newstack's `morebuf`, only where DWARF's location list proves it across every call newstack
+// newstack's `morebuf`, where DWARF's location list proves it across every call newstack
 // makes to the functions that preempt (gopreempt_m up to Go 1.20, where it is not inlined;
-// goschedImpl where gopreempt_m is; preemptPark). No DWARF: not proven, never guessed.
+// goschedImpl where gopreempt_m is; preemptPark), or else where newstack's own code proves it
+// (newstack_morebuf.h: the copy of m.morebuf, never written again; stripped binaries). Where
+// both exist they must agree. Neither: not proven, never guessed.
 void CollectNewstackMorebuf(const sym::Binary& bin, const std::string& local_file, GoBinaryFacts* f) {
   const sym::GoPclntab& go = *bin.go();
   auto newstack = go.FindFuncByName("runtime.newstack");
   if (!newstack) return;
+  MorebufFromCode code;
+  if (f->has_offsets) code = NewstackMorebufFromCode(bin, f->offsets);
+  else code.why = "runtime offsets unknown";
+  f->morebuf_code_found = code.found;
+  f->morebuf_code_cfa_off = code.cfa_off;
+  f->morebuf_code_gobuf_g = code.gobuf_g;
+  f->morebuf_code_source = code.found ? "code: copy of m.morebuf at CFA" + std::to_string(code.cfa_off) +
+                                            " never written again up to " + std::to_string(code.calls) +
+                                            " preempting calls, gobuf.g +" + std::to_string(code.gobuf_g) +
+                                            " (from m.morebuf's clears)"
+                                      : "code: not found (" + code.why + ")";
+  auto use_code = [&](const std::string& dwarf_why) {
+    if (!code.found) {
+      f->morebuf_source = "not proven: " + dwarf_why + "; " + f->morebuf_code_source;
+      f->missing.push_back("newstack's morebuf (" + f->morebuf_source + "): a goroutine newstack preempted is not recovered");
+      return;
+    }
+    f->newstack_morebuf_lo = code.lo;
+    f->newstack_morebuf_hi = code.hi;
+    f->morebuf_cfa_off = code.cfa_off;
+    f->gobuf_g = code.gobuf_g;
+    f->morebuf_source = f->morebuf_code_source + " (DWARF: " + dwarf_why + ")";
+  };
   auto home = NewstackMorebufHome(local_file);
-  if (!home.ok()) {
-    f->morebuf_source = "not proven: " + home.error();
-    f->missing.push_back("newstack's morebuf (" + home.error() + "): a goroutine newstack preempted is not recovered");
-    return;
-  }
+  if (!home.ok()) return use_code(home.error());
   std::vector<uint64_t> sites;
   for (const char* callee : {"runtime.gopreempt_m", "runtime.goschedImpl", "runtime.preemptPark"}) {
     auto fn = go.FindFuncByName(callee);
@@ -220,18 +231,19 @@ void CollectNewstackMorebuf(const sym::Binary& bin, const std::string& local_fil
     for (uint64_t site : sites) covers = covers && h.low <= site - 1 && site < h.high;
     if (covers) proof = &h;
   }
-  if (proof == nullptr || home->gobuf_g > 0xffff) {
-    f->morebuf_source = sites.empty() ? "not proven: no call from runtime.newstack to gopreempt_m/goschedImpl/preemptPark found"
-                                      : "not proven: no location-list entry of newstack's morebuf covers its preempting calls";
-    f->missing.push_back("newstack's morebuf (" + f->morebuf_source + ")");
-    return;
-  }
+  if (proof == nullptr || home->gobuf_g > 0xffff)
+    return use_code(sites.empty() ? "no call from runtime.newstack to gopreempt_m/goschedImpl/preemptPark found"
+                                  : "no location-list entry of newstack's morebuf covers its preempting calls");
   f->newstack_morebuf_lo = std::max<uint64_t>(proof->low, newstack->entry);
   f->newstack_morebuf_hi = std::min<uint64_t>(proof->high, newstack->end);
   f->morebuf_cfa_off = static_cast<int32_t>(proof->fbreg);
   f->gobuf_g = static_cast<uint16_t>(home->gobuf_g);
   f->morebuf_source = "DWARF: morebuf at DW_OP_fbreg " + std::to_string(proof->fbreg) + " across " +
                       std::to_string(sites.size()) + " preempting calls, gobuf.g +" + std::to_string(home->gobuf_g);
+  if (code.found && (code.cfa_off != proof->fbreg || code.gobuf_g != home->gobuf_g))
+    f->missing.push_back("agreement on newstack's morebuf (DWARF fbreg " + std::to_string(proof->fbreg) + ", " +
+                         f->morebuf_code_source + ")");
+  f->morebuf_source += code.found ? "; the code proves the same slot" : "; " + f->morebuf_code_source;
 }
 
 void CollectSpDeltas(const sym::GoPclntab& go, GoBinaryFacts* f) {
@@ -369,6 +381,14 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
       f->missing.push_back("systemstack's windows (" + f->systemstack.why +
                            "): samples inside systemstack's switch may end with end_of_chain");
   }
+  // clone's child: its own code is a new thread's root (a range like mstart's); on amd64 the
+  // code it shares with the parent is told apart in the core by the TLS g (sb_clone_child).
+  f->clone = FindCloneChild(bin);
+  if (f->clone.found)
+    f->ranges.push_back(FuncRange{"runtime.clone (child)", f->clone.child_lo, f->clone.child_hi, SB_FN_ROOT, 0, ""});
+  else
+    f->missing.push_back("runtime.clone's child (" + f->clone.why + "): a new thread's first samples may stop early or "
+                         "show the parent's frames");
   return std::shared_ptr<const GoBinaryFacts>(f);
 }
 
@@ -442,6 +462,10 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.sstack_g0_hi = facts.systemstack.g0_hi + bias;
     pi.sstack_gp_lo = facts.systemstack.gp_lo + bias;
     pi.sstack_gp_hi = facts.systemstack.gp_hi + bias;
+  }
+  if (facts.clone.found && facts.clone.shared_hi != 0) {  // amd64 only
+    pi.clone_shared_lo = facts.clone.shared_lo + bias;
+    pi.clone_shared_hi = facts.clone.shared_hi + bias;
   }
   if (facts.newstack_morebuf_hi > facts.newstack_morebuf_lo && facts.newstack_morebuf_lo > facts.text_start &&
       facts.newstack_morebuf_hi - facts.text_start <= UINT32_MAX) {

@@ -10,6 +10,7 @@
 #include "base/result.h"
 #include "ebpf/unwind/unwind_types.h"
 #include "symbolizer/binary.h"
+#include "unwinder/clone_child.h"
 #include "unwinder/gogo_window.h"
 #include "unwinder/mcall_callees.h"
 #include "unwinder/runtime_offsets.h"
@@ -78,8 +79,14 @@ struct GoBinaryFacts {
   int32_t morebuf_cfa_off = 0;
   uint16_t gobuf_g = 0;
   std::string morebuf_source;  // how it was proven, or why not
+  // What newstack's code alone proves (newstack_morebuf.h), also where DWARF is used.
+  bool morebuf_code_found = false;
+  int32_t morebuf_code_cfa_off = 0;
+  uint16_t morebuf_code_gobuf_g = 0;
+  std::string morebuf_code_source;
   GogoWindow gogo;             // gogo's windows (issue 13 item 4; arm64 since session 7), link-time
   SystemstackWindow systemstack;  // amd64 systemstack's windows, link-time
+  CloneChild clone;            // runtime.clone's child (a new thread's root; amd64 also the shared part), link-time
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start
 };

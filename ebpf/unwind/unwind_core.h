@@ -1134,6 +1134,19 @@ SB_SUBPROG long sb_g_load_g(struct sb_walk *w, const struct sb_proc_info *pi, st
   return 0;
 }
 
+/* amd64 runtime.clone's new thread at the code it shares with its parent (after clone's
+ * SYSCALL; unwinder/clone_child.h): its SP is the new g0 stack's top, with nothing above it
+ * (reading a caller there gave end_of_chain, read_fault or a stray frame), and its TLS, set by
+ * CLONE_SETTLS to the new m's, has g 0 until clone stores it; the parent's TLS g is its own g.
+ * A child found so is whole: clone is its only frame. */
+SB_INLINE int sb_clone_child(struct sb_unwind_state *st, const struct sb_regs *regs) {
+  const struct sb_proc_info *pi = st->pi;
+  sb_u64 g = 1;
+  if (regs->pc < pi->clone_shared_lo || regs->pc >= pi->clone_shared_hi || SB_ARM64(st)) return 0;
+  if (!(pi->flags & SB_PI_HAS_TLS) || regs->tls_base == 0) return 0;
+  return sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0 && g == 0;
+}
+
 /* Unwinds one thread into `out`, which must have nframes = 0, stop_reason = 0, crossed = 0,
  * exact = 0. `w` is the walk's memory (a stack variable or a map value of the caller's); after
  * the call it holds the final walk state, among it w->label_g: the goroutine the sample is
@@ -1156,6 +1169,10 @@ SB_INLINE sb_u64 sb_unwind_walk(const struct sb_proc_info *pi, struct sb_sample 
                   : pi->max_frames > SB_MAX_FRAMES ? SB_MAX_FRAMES : pi->max_frames;
   struct sb_unwind_state st = {w, pi, out, cnt};
   if (pi->flags & SB_PI_GO) sb_g_load_g(w, pi, out, cnt, regs);
+  if ((pi->flags & SB_PI_GO) && sb_clone_child(&st, regs)) { /* the loop then stops at once */
+    sb_emit(&st, regs->pc, 1);
+    sb_stop(&st, SB_STOP_ROOT);
+  }
   SB_LOOP(w->max_frames + 1, sb_unwind_step, &st);
   if (out->stop_reason == SB_STOP_NONE) out->stop_reason = SB_STOP_MAX_FRAMES;
   if (out->stop_reason < SB_STOP_MAX) cnt->stop[out->stop_reason]++;

@@ -224,6 +224,12 @@ struct sb_proc_info {
   sb_u32 ngogo_callers;
   sb_u32 pad_gogo;
   struct sb_gogo_caller gogo_callers[SB_MAX_GOGO_CALLERS];
+  /* amd64 runtime.clone's new thread (unwinder/clone_child.h), runtime addresses, 0: not
+   * decoded. At [clone_shared_lo, clone_shared_hi) (after clone's SYSCALL, before the child's
+   * own code) both threads run; the child is the one whose TLS g is still 0, and its stack is
+   * the new g0 stack's empty top: the sample is whole with clone alone. */
+  sb_u64 clone_shared_lo;
+  sb_u64 clone_shared_hi;
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the

@@ -58,6 +58,17 @@ TEST(ProcInfoBias, EveryAddressFieldOfSyntheticFacts) {
   f.gogo.gp_lo = 0x30310;
   f.gogo.gp_hi = 0x30320;
   f.gogo.bp_loaded = 0x30318;
+  f.gogo.lr_loaded = 0x3031c;  // arm64's
+  f.gogo.save_g_lo = 0x30500;
+  f.gogo.save_g_hi = 0x30540;
+  f.systemstack.found = true;
+  f.systemstack.g0_lo = 0x30600;
+  f.systemstack.g0_hi = 0x30610;
+  f.systemstack.gp_lo = 0x30620;
+  f.systemstack.gp_hi = 0x30630;
+  f.clone.found = true;
+  f.clone.shared_lo = 0x30340;
+  f.clone.shared_hi = 0x3034b;
   f.newstack_morebuf_lo = 0x30400;
   f.newstack_morebuf_hi = 0x30480;
   f.morebuf_cfa_off = -184;

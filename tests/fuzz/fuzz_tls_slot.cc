@@ -3,9 +3,10 @@
 // the RIP-relative GOT reads the decoder follows land in the input too. An input that is
 // itself a Go ELF file also goes through FindTlsSlot whole (pclntab lookup, then decoding),
 // and through FindGogoWindow (unwinder/gogo_window.cc: gogo's windows, the same decoder),
-// FindSystemstackWindow (systemstack's windows) and DecodeMcallCallees (each mcall site's
-// funcval, read from the input's data). The raw input is also runtime.clone's code for
-// FindCloneChild on both architectures.
+// FindSystemstackWindow (systemstack's windows), DecodeMcallCallees (each mcall site's funcval,
+// read from the input's data) and NewstackMorebufFromCode (unwinder/newstack_morebuf.cc:
+// newstack's dataflow, both arches). The raw input is also runtime.clone's code for
+// FindCloneChildInCode on both architectures.
 #include <elf.h>
 
 #include <cstring>
@@ -18,6 +19,8 @@
 #include "unwinder/gogo_window.h"
 #include "unwinder/mcall_callees.h"
 #include "unwinder/systemstack_window.h"
+#include "unwinder/go_offsets_table.h"
+#include "unwinder/newstack_morebuf.h"
 #include "unwinder/tls_slot.h"
 
 namespace sb::fuzz {
@@ -55,8 +58,8 @@ std::string WrapInElf(const uint8_t* data, size_t size) {
 
 int FuzzTlsSlot(const uint8_t* data, size_t size) {
   std::string_view code(reinterpret_cast<const char*>(data), size);
-  (void)unwinder::FindCloneChild(sym::Arch::kAmd64, kLoadAddress, code);
-  (void)unwinder::FindCloneChild(sym::Arch::kArm64, kLoadAddress, code);
+  (void)unwinder::FindCloneChildInCode(sym::Arch::kAmd64, kLoadAddress, code);
+  (void)unwinder::FindCloneChildInCode(sym::Arch::kArm64, kLoadAddress, code);
   auto wrapped = sym::ElfFile::FromBytes(WrapInElf(data, size), "fuzz");
   if (wrapped.ok()) {
     constexpr size_t kHeaders = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
@@ -73,6 +76,11 @@ int FuzzTlsSlot(const uint8_t* data, size_t size) {
       if (auto mcall = go->FindFuncByName("runtime.mcall"))
         (void)unwinder::DecodeMcallCallees(**bin, unwinder::ReturnSitesOfCallsTo(**bin, mcall->entry));
     }
+    for (int minor : {19, 27})
+      if (auto off = unwinder::GoOffsetsForVersion(1, minor)) {
+        auto r = unwinder::NewstackMorebufFromCode(**bin, *off);
+        if (r.found && (r.lo >= r.hi || r.calls == 0)) __builtin_trap();
+      }
   }
   return 0;
 }

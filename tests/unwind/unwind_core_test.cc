@@ -230,6 +230,41 @@ TEST_F(UnwindCoreTest, FramelessLeafKeepsItsCaller) {
   EXPECT_TRUE(r.sample.crossed & (1u << SB_CROSS_LEAF));
 }
 
+// amd64 runtime.clone after its SYSCALL (the code both threads run, unwinder/clone_child.h).
+// The new thread: SP at its empty g0 stack top (nothing readable there) and the TLS g of its
+// new m still 0: whole, clone alone. The parent at the same pc, its TLS g its own, walks on to
+// its caller.
+constexpr uint64_t kClone = 0x401600;  // frameless asm: [0x401600, 0x401640), pcsp 0
+TEST_F(UnwindCoreTest, CloneChildBeforeItsFirstInstructionIsWhole) {
+  info_.clone_shared_lo = kClone + 0x10;
+  info_.clone_shared_hi = kClone + 0x1b;
+  SetCurrentG(0);
+  auto r = Run(kClone + 0x10, kG0StackHi, 0);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kClone + 0x10}));
+  // Without the decoded range the same sample stops where its caller is unreadable.
+  info_.clone_shared_hi = 0;
+  auto before = Run(kClone + 0x10, kG0StackHi, 0);
+  EXPECT_EQ(before.sample.stop_reason, SB_STOP_READ_FAULT);
+}
+
+TEST_F(UnwindCoreTest, CloneParentAtTheSharedPcWalksToItsCaller) {
+  info_.clone_shared_lo = kClone + 0x10;
+  info_.clone_shared_hi = kClone + 0x1b;
+  SetCurrentG(kG);
+  uint64_t caller_fp = kGStackHi - 0x100, sp = caller_fp - 0x28;
+  mem_.Put64(sp, kMainF + 0x60);
+  Frame(caller_fp, 0, kGoexit + 1);
+  auto r = Run(kClone + 0x14, sp, caller_fp);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kClone + 0x14, kMainF + 0x60, kGoexit + 1}));
+  // A TLS g that cannot be read is no proof of the child either.
+  SetCurrentG(kG);
+  faults_.insert(kFsBase - 8);
+  auto unread = Run(kClone + 0x14, sp, caller_fp);
+  EXPECT_EQ(Frames(unread).size(), 3u);
+}
+
 // The pcsp page index (one text page's runs searched instead of all) finds exactly what the
 // whole-table search finds: a sample at every pc of the text, with and without it.
 TEST_F(UnwindCoreTest, PcspPageIndexAgreesWithTheWholeSearchAtEveryPc) {

@@ -40,41 +40,44 @@ std::string Arm64Clone(uint32_t beq = 0x54000060u /* B.EQ +12 */) {
 
 TEST(CloneChild, Amd64ChildSideStartsAfterTheParentsRet) {
   std::string code = Amd64Clone();
-  CloneChild c = FindCloneChild(sym::Arch::kAmd64, kEntry, code);
+  CloneChild c = FindCloneChildInCode(sym::Arch::kAmd64, kEntry, code);
   ASSERT_TRUE(c.found) << c.why;
-  EXPECT_EQ(c.lo, kEntry + 18);  // past RET
-  EXPECT_EQ(c.hi, kEntry + code.size());
+  EXPECT_EQ(c.child_lo, kEntry + 18);  // past RET: MOVQ SI, SP
+  EXPECT_EQ(c.child_hi, kEntry + code.size());
+  EXPECT_EQ(c.shared_lo, kEntry + 7);  // after SYSCALL
+  EXPECT_EQ(c.shared_hi, c.child_lo);
 }
 
 TEST(CloneChild, Arm64ChildSideStartsAfterTheParentsRet) {
   std::string code = Arm64Clone();
-  CloneChild c = FindCloneChild(sym::Arch::kArm64, kEntry, code);
+  CloneChild c = FindCloneChildInCode(sym::Arch::kArm64, kEntry, code);
   ASSERT_TRUE(c.found) << c.why;
-  EXPECT_EQ(c.lo, kEntry + 24);
-  EXPECT_EQ(c.hi, kEntry + 32);
+  EXPECT_EQ(c.child_lo, kEntry + 24);
+  EXPECT_EQ(c.child_hi, kEntry + 32);
+  EXPECT_EQ(c.shared_hi, 0u);  // arm64: the child's own code only
 }
 
 // The branch must land right after the parent's RET: that is what proves the child side.
 TEST(CloneChild, ABranchElsewhereIsNoProof) {
-  CloneChild a = FindCloneChild(sym::Arch::kAmd64, kEntry, Amd64Clone(/*jeq=*/9));
+  CloneChild a = FindCloneChildInCode(sym::Arch::kAmd64, kEntry, Amd64Clone(/*jeq=*/9));
   EXPECT_FALSE(a.found);
-  EXPECT_NE(a.why.find("does not skip the parent's RET"), std::string::npos) << a.why;
-  CloneChild b = FindCloneChild(sym::Arch::kArm64, kEntry, Arm64Clone(0x54000080u));  // B.EQ +16
+  EXPECT_NE(a.why.find("the parent's return"), std::string::npos) << a.why;  // it would run the child's code
+  CloneChild b = FindCloneChildInCode(sym::Arch::kArm64, kEntry, Arm64Clone(0x54000080u));  // B.EQ +16
   EXPECT_FALSE(b.found);
   EXPECT_NE(b.why.find("does not skip the parent's RET"), std::string::npos) << b.why;
 }
 
 TEST(CloneChild, OtherShapesAreRefusedWithTheReason) {
-  EXPECT_NE(FindCloneChild(sym::Arch::kAmd64, kEntry, std::string("\x90\x90\xc3", 3)).why.find("no SYSCALL"),
+  EXPECT_NE(FindCloneChildInCode(sym::Arch::kAmd64, kEntry, std::string("\x90\x90\xc3", 3)).why.find("no SYSCALL"),
             std::string::npos);
-  EXPECT_FALSE(FindCloneChild(sym::Arch::kAmd64, kEntry, Amd64Clone().substr(0, 10)).found);  // cut short
+  EXPECT_FALSE(FindCloneChildInCode(sym::Arch::kAmd64, kEntry, Amd64Clone().substr(0, 10)).found);  // cut short
   std::string no_cmp = Amd64Clone();
   no_cmp[7] = '\x90';  // NOP where CMPQ starts
-  EXPECT_FALSE(FindCloneChild(sym::Arch::kAmd64, kEntry, no_cmp).found);
-  EXPECT_NE(FindCloneChild(sym::Arch::kArm64, kEntry, Words({0xd503201fu})).why.find("no SVC"), std::string::npos);
-  EXPECT_FALSE(FindCloneChild(sym::Arch::kArm64, kEntry, Words({0xd4000001u, 0xd503201fu})).found);  // NOP, no CMP
-  EXPECT_FALSE(FindCloneChild(sym::Arch::kUnknown, kEntry, Amd64Clone()).found);
-  EXPECT_FALSE(FindCloneChild(sym::Arch::kAmd64, kEntry, "").found);
+  EXPECT_FALSE(FindCloneChildInCode(sym::Arch::kAmd64, kEntry, no_cmp).found);
+  EXPECT_NE(FindCloneChildInCode(sym::Arch::kArm64, kEntry, Words({0xd503201fu})).why.find("no SVC"), std::string::npos);
+  EXPECT_FALSE(FindCloneChildInCode(sym::Arch::kArm64, kEntry, Words({0xd4000001u, 0xd503201fu})).found);  // NOP, no CMP
+  EXPECT_FALSE(FindCloneChildInCode(sym::Arch::kUnknown, kEntry, Amd64Clone()).found);
+  EXPECT_FALSE(FindCloneChildInCode(sym::Arch::kAmd64, kEntry, "").found);
 }
 
 }  // namespace

@@ -118,7 +118,7 @@ void CheckToolchain(const std::string& go, int minor) {
         ASSERT_TRUE(clone);
         const FuncRange* child = nullptr;
         for (const auto& r : (*sf)->ranges)
-          if (r.name == "runtime.clone (child side)") child = &r;
+          if (r.name == "runtime.clone (child)") child = &r;
         ASSERT_NE(child, nullptr) << "runtime.clone's child side not decoded";
         EXPECT_EQ(child->kind, SB_FN_ROOT);
         EXPECT_GT(child->start, clone->entry);

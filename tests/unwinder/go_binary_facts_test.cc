@@ -101,8 +101,8 @@ TEST(GoBinaryFacts, SavePointsOfTheSavedPcRule) {
 
 // newstack's local morebuf (issue 13 item 2): DWARF puts it at one CFA offset across the
 // return addresses of newstack's calls to gopreempt_m and preemptPark (Go 1.19), inside
-// newstack and inside its frame (negative offset); gobuf.g is at 16. Stripped: not proven, so
-// not used, and said so.
+// newstack and inside its frame (negative offset); gobuf.g is at 16. Stripped: the code proves
+// the same slot.
 TEST(GoBinaryFacts, NewstackMorebufProvenByDwarf) {
   std::shared_ptr<sym::Binary> bin;
   auto f = Analyze("demo", &bin);
@@ -126,11 +126,41 @@ TEST(GoBinaryFacts, NewstackMorebufProvenByDwarf) {
   EXPECT_EQ(pi.text_start + pi.newstack_lo, f->newstack_morebuf_lo + 0x1000);
   EXPECT_EQ(pi.morebuf_cfa_off, f->morebuf_cfa_off);
 
+  // Stripped: the same slot, proven from newstack's code (newstack_morebuf.h).
   auto stripped = Analyze("demo-stripped");
   ASSERT_TRUE(stripped);
-  EXPECT_EQ(stripped->newstack_morebuf_hi, 0u);
-  EXPECT_EQ(MakeProcInfo(*stripped, 0, 0).newstack_hi, 0u);
-  EXPECT_NE(stripped->morebuf_source.find("not proven"), std::string::npos) << stripped->morebuf_source;
+  EXPECT_NE(stripped->newstack_morebuf_hi, 0u) << stripped->morebuf_source;
+  EXPECT_EQ(stripped->morebuf_cfa_off, f->morebuf_cfa_off);
+  EXPECT_EQ(MakeProcInfo(*stripped, 0, 0).morebuf_cfa_off, f->morebuf_cfa_off);
+  EXPECT_EQ(stripped->morebuf_source.rfind("code:", 0), 0u) << stripped->morebuf_source;
+}
+
+// amd64 runtime.clone's child, decoded from clone's code, stripped or not: the shared part
+// starts right after the SYSCALL (0F 05) and ends where the child's MOVQ SI, SP (48 89 F4)
+// starts its own code, which is a root range to clone's end.
+TEST(GoBinaryFacts, CloneChildDecoded) {
+  for (const char* name : {"demo", "demo-stripped"}) {
+    SCOPED_TRACE(name);
+    std::shared_ptr<sym::Binary> bin;
+    auto f = Analyze(name, &bin);
+    ASSERT_TRUE(f);
+    ASSERT_TRUE(f->clone.found) << f->clone.why;
+    auto clone = bin->go()->FindFuncByName("runtime.clone");
+    ASSERT_TRUE(clone);
+    auto syscall = bin->elf().ReadVaddr(f->clone.shared_lo - 2, 2);
+    ASSERT_TRUE(syscall.ok());
+    EXPECT_EQ(std::string(*syscall), std::string("\x0f\x05", 2));
+    auto mov = bin->elf().ReadVaddr(f->clone.child_lo, 3);
+    ASSERT_TRUE(mov.ok());
+    EXPECT_EQ(std::string(*mov), std::string("\x48\x89\xf4", 3));
+    EXPECT_EQ(f->clone.shared_hi, f->clone.child_lo);
+    EXPECT_EQ(f->clone.child_hi, clone->end);
+    bool root = false;
+    for (const auto& r : f->ranges) root |= r.kind == SB_FN_ROOT && r.start == f->clone.child_lo;
+    EXPECT_TRUE(root);
+    sb_proc_info pi = MakeProcInfo(*f, 0x1000, 0);
+    EXPECT_EQ(pi.clone_shared_lo, f->clone.shared_lo + 0x1000);
+  }
 }
 
 // amd64 gogo's windows (issue 13 item 4), decoded from its code, stripped or not: the TLS store

@@ -50,6 +50,7 @@ mutations=(
   "systemstack window (switch back)|  } else if (pc >= pi->sstack_gp_lo && pc < pi->sstack_gp_hi && st->w->g == st->w->curg &&|  } else if (0 &&"
   "arm64 gogo (caller of runtime.gogo)|    st->w->pc = site; /* a return address in the caller, whose SP is the sampled one */|    st->w->pc = ret;"
   "arm64 gogo (gobuf.lr before its load)|      (SB_ARM64(st) && pc < pi->gogo_lr_loaded && sb_read_u64(st, base + o->gobuf_lr, &lr))) {|      0) {"
+  "clone's child (TLS g 0)|  return sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0 && g == 0;|  return 1;"
   "labels: slice entry's value (1.24+)|    if (sb_read_label(env, e, e + 16, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|    if (sb_read_label(env, e, e, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|goroutine_labels.h"
   "labels: hmap bucket's elems (<=1.23)|      sb_u64 v = bucket + SB_BMAP_ELEMS + (sb_u64)i * 16;|      sb_u64 v = bucket + SB_BMAP_KEYS + (sb_u64)i * 16;|goroutine_labels.h"
 )

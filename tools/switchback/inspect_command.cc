@@ -91,7 +91,9 @@ int RunInspect(const InspectArgs& a) {
     ranges.push_back(e);
   }
   j["functions"] = ranges;
-  j["newstack_morebuf"] = {{"proven", f.newstack_morebuf_hi != 0}, {"source", f.morebuf_source}};
+  j["newstack_morebuf"] = {{"proven", f.newstack_morebuf_hi != 0},
+                           {"source", f.morebuf_source},
+                           {"from_code", f.morebuf_code_source}};
   if (f.newstack_morebuf_hi != 0) {
     j["newstack_morebuf"]["start"] = f.newstack_morebuf_lo;
     j["newstack_morebuf"]["end"] = f.newstack_morebuf_hi;
@@ -138,6 +140,8 @@ int RunInspect(const InspectArgs& a) {
   if (f.newstack_morebuf_hi != 0)
     printf("  newstack morebuf 0x%llx-0x%llx at CFA%+d (%s)\n", (unsigned long long)f.newstack_morebuf_lo,
            (unsigned long long)f.newstack_morebuf_hi, f.morebuf_cfa_off, f.morebuf_source.c_str());
+  else if (!f.morebuf_source.empty())
+    printf("  newstack morebuf %s\n", f.morebuf_source.c_str());
   if (f.gogo.found)
     printf("  gogo windows  on g0 0x%llx-0x%llx, on the goroutine 0x%llx-0x%llx (its BP from 0x%llx)\n",
            (unsigned long long)f.gogo.g0_lo, (unsigned long long)f.gogo.g0_hi, (unsigned long long)f.gogo.gp_lo,
