@@ -223,6 +223,8 @@ SB_INLINE void sb_crossed(struct sb_unwind_state *st, int crossing) {
  * bounding test of the span they cover answers most frames of a program (its own code, its
  * libraries: outside the runtime), and inside the span a binary search with fixed steps
  * (16, 8, 4, 2, 1: one state per step for the verifier) finds the one range that may hold pc. */
+/* The bounding test alone: pc outside the span of every range (SB_FN_NONE). The frame loop
+ * runs it inline, so a frame of the program's own code costs no call. */
 SB_INLINE int sb_outside_special(const struct sb_proc_info *pi, sb_u64 pc) {
   sb_u32 n = pi->nranges;
   if (n == 0 || n > SB_MAX_RANGES) return 1;
