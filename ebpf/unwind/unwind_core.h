@@ -51,17 +51,14 @@ struct sb_walk {
   sb_u64 m;
   sb_u64 g0;             /* m.g0 once g0_loaded (sb_g0: read only when g is not m.curg) */
   sb_u64 curg;
-  /* One goroutine's header, read in one read (sb_ghdr): g.stack, g.m, g.sched, atomicstatus
-   * and goid of hdr_g (0: none). The crossings ask the same goroutine for its m, gobuf, stack
-   * bounds and goid: one helper call instead of up to eight. */
+  /* One goroutine's header, read in one read (sb_ghdr): g.m, g.sched, atomicstatus and goid
+   * of hdr_g (0: none). The crossings ask the same goroutine for its m, gobuf and goid: one
+   * helper call instead of up to six. */
   sb_u64 hdr_g;
-  sb_u64 hdr_stack_lo;
-  sb_u64 hdr_stack_hi;
   sb_u64 hdr_m;
   sb_u64 hdr_sp;
   sb_u64 hdr_pc;
   sb_u64 hdr_bp;
-  sb_u64 hdr_lr;
   sb_u64 hdr_goid;
   sb_u32 hdr_status;
   sb_u64 label_g;        /* the goroutine the sample is labelled with (its goid in out->goid;
@@ -104,9 +101,10 @@ SB_INLINE int sb_read_record(struct sb_unwind_state *st, sb_u64 addr, sb_u64 rec
   return sb_read(SB_ENV(st), rec, 2 * sizeof(sb_u64), addr);
 }
 
-/* The g header: the bytes [0, SB_GHDR_BYTES) of a g hold g.stack, g.m, g.sched, atomicstatus
- * and goid in every release (goid at 152 or 160). */
-#define SB_GHDR_BYTES 176
+/* The g header: SB_GHDR_BYTES from g.m hold g.m, g.sched, atomicstatus and goid in every
+ * release (g.m at 48, goid at 152 or 160). Not g.stack (at 0): the buffer is on the BPF stack,
+ * and the exit probe's frames leave room for 120 bytes, not 176. */
+#define SB_GHDR_BYTES 120
 #define SB_GHDR_WORDS (SB_GHDR_BYTES / 8)
 
 /* The word of buf at byte offset off (u32 fields: off % 8 == 4 is the upper half), or -1 when
@@ -129,26 +127,30 @@ SB_SUBPROG long sb_ghdr_read(struct sb_walk *w, const struct sb_proc_info *pi, s
   w->hdr_g = 0;
   if (gp == 0) return -1;
   const struct sb_go_offsets *o = &pi->off;
-  sb_u32 span = o->g_goid + 8;
-  sb_u32 ends[6] = {o->g_stack_lo + 8u, o->g_stack_hi + 8u, o->g_m + 8u, o->g_atomicstatus + 4u,
-                    o->g_sched + 8u + (o->gobuf_bp > o->gobuf_lr ? o->gobuf_bp : o->gobuf_lr)};
-  ends[5] = o->g_sched + 8u + (o->gobuf_sp > o->gobuf_pc ? o->gobuf_sp : o->gobuf_pc);
-  for (int i = 0; i < 6; i++)
-    if (ends[i] > span) span = ends[i];
+  /* Offsets from g.m, the lowest field read; every field must lie at or above it. */
+  sb_u32 base = o->g_m;
+  if (o->g_sched < base || o->g_atomicstatus < base || o->g_goid < base) return -1;
+  sb_u32 sched = o->g_sched - base, status_off = o->g_atomicstatus - base, goid_off = o->g_goid - base;
+  sb_u32 span = goid_off + 8;
+  /* No array here: the exit probe's three frames have 512 bytes in all. */
+  sb_u32 end = status_off + 4u;
+  if (end > span) span = end;
+  end = sched + 8u + (o->gobuf_bp > o->gobuf_sp ? o->gobuf_bp : o->gobuf_sp);
+  if (end > span) span = end;
+  end = sched + 8u + o->gobuf_pc;
+  if (end > span) span = end;
   sb_u64 size = span;
   SB_OPAQUE(size); /* the verifier must see the bound on the register the read gets */
   if (size > SB_GHDR_BYTES) return -1;
   sb_u64 buf[SB_GHDR_WORDS] = {};
-  if (sb_read((void *)(unsigned long)w->env, buf, (sb_u32)size, gp)) return -1;
+  if (sb_read((void *)(unsigned long)w->env, buf, (sb_u32)size, gp + base)) return -1;
   sb_u64 status = 0;
-  if (sb_ghdr_word(buf, span, o->g_stack_lo, 8, &w->hdr_stack_lo) ||
-      sb_ghdr_word(buf, span, o->g_stack_hi, 8, &w->hdr_stack_hi) || sb_ghdr_word(buf, span, o->g_m, 8, &w->hdr_m) ||
-      sb_ghdr_word(buf, span, o->g_sched + o->gobuf_sp, 8, &w->hdr_sp) ||
-      sb_ghdr_word(buf, span, o->g_sched + o->gobuf_pc, 8, &w->hdr_pc) ||
-      sb_ghdr_word(buf, span, o->g_sched + o->gobuf_bp, 8, &w->hdr_bp) ||
-      sb_ghdr_word(buf, span, o->g_sched + o->gobuf_lr, 8, &w->hdr_lr) ||
-      sb_ghdr_word(buf, span, o->g_goid, 8, &w->hdr_goid) ||
-      sb_ghdr_word(buf, span, o->g_atomicstatus, 4, &status))
+  if (sb_ghdr_word(buf, span, 0, 8, &w->hdr_m) ||
+      sb_ghdr_word(buf, span, sched + o->gobuf_sp, 8, &w->hdr_sp) ||
+      sb_ghdr_word(buf, span, sched + o->gobuf_pc, 8, &w->hdr_pc) ||
+      sb_ghdr_word(buf, span, sched + o->gobuf_bp, 8, &w->hdr_bp) ||
+      sb_ghdr_word(buf, span, goid_off, 8, &w->hdr_goid) ||
+      sb_ghdr_word(buf, span, status_off, 4, &status))
     return -1;
   w->hdr_status = (sb_u32)status;
   w->hdr_g = gp;
@@ -332,10 +334,7 @@ SB_INLINE int sb_sp_in_stack(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 lo = 0, hi = 0;
   if (gp == 0) return 0;
-  if (st->w->hdr_g == gp) {
-    lo = st->w->hdr_stack_lo;
-    hi = st->w->hdr_stack_hi;
-  } else if (o->g_stack_hi == o->g_stack_lo + 8) {
+  if (o->g_stack_hi == o->g_stack_lo + 8) {
     /* g.stack is {lo, hi} in every release: one read. */
     sb_u64 b[2] = {0, 0};
     if (sb_read(SB_ENV(st), b, sizeof(b), gp + o->g_stack_lo)) return 0;
@@ -461,8 +460,7 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
     int copying = status == SB_GO_STATUS_COPYSTACK;
     int in_stack = sb_sp_in_stack(st, gp, sp);
     if (!in_stack && !copying) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
-    if (SB_ARM64(st) && st->w->hdr_g == gp) ret = st->w->hdr_lr;
-    else if (sb_read_u64(st, SB_ARM64(st) ? base + o->gobuf_lr : sp, &ret))
+    if (sb_read_u64(st, SB_ARM64(st) ? base + o->gobuf_lr : sp, &ret))
       return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
     /* morestack stored f's caller in m.morebuf too: amd64 sp + 8 (past f's return address) and
      * that return address; arm64 sp itself and sched.lr. */

@@ -395,7 +395,7 @@ TEST_F(UnwindCoreTest, McallWithCurg) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_CROSSED], 1u);
 }
 
-// A g's header (g.stack, g.m, g.sched, atomicstatus, goid) is read in one read when all of it
+// A g's header (g.m, g.sched, atomicstatus, goid) is read in one read when all of it
 // is readable (sb_ghdr_read), and field by field when it is not (the fixture's sparse memory):
 // the same frames, stop, goroutine and crossings either way, with fewer reads.
 struct UnwindOutcome {
