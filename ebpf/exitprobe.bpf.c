@@ -81,6 +81,15 @@ struct {
   __type(value, struct sb_counters);
 } unwind_counters SEC(".maps");
 
+/* The unwind's walk state (unwind_core.h): a map value, not on this program's stack, whose
+ * frames and the label reader's leave no room for it within BPF's 512 bytes. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_walk);
+} walk_scratch SEC(".maps");
+
 /* Call paths for --stacks: 32 MiB holds a burst of about 11,000 records of 128 frames (each
  * about 2.8 KB), so the reader, woken every 100 ms at most, keeps up with a deep recursion traced
  * on every CPU; without --stacks userspace shrinks it to one page-sized minimum. */
@@ -390,7 +399,10 @@ static __always_inline int send_stack(struct pt_regs *ctx) {
   r->g_reg = ctx->r14;
   r->tls_base = BPF_CORE_READ(task, thread.fsbase);
 #endif
-  sb_unwind(pi, s, uc, 0, r);
+  __u32 wkey = 0;
+  struct sb_walk *walk = bpf_map_lookup_elem(&walk_scratch, &wkey);
+  if (!walk) return 0;
+  sb_unwind_walk(pi, s, uc, 0, r, walk);
   if (want_labels && s->goid_g != 0) sb_read_goroutine_labels(0, pi, s->goid_g, &s->labels);
   __u32 n = s->nframes;
   if (n > SB_MAX_FRAMES) n = SB_MAX_FRAMES;

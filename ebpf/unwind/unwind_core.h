@@ -49,8 +49,18 @@ struct sb_walk {
   sb_u64 last_pc;        /* the frame emitted before the current one (callee of this frame) */
   sb_u64 g;              /* g read from TLS, validated */
   sb_u64 m;
-  sb_u64 g0;
+  sb_u64 g0;             /* m.g0 once g0_loaded (sb_g0: read only when g is not m.curg) */
   sb_u64 curg;
+  /* One goroutine's header, read in one read (sb_ghdr): g.m, g.sched, atomicstatus and goid
+   * of hdr_g (0: none). The crossings ask the same goroutine for its m, gobuf and goid: one
+   * helper call instead of up to six. */
+  sb_u64 hdr_g;
+  sb_u64 hdr_m;
+  sb_u64 hdr_sp;
+  sb_u64 hdr_pc;
+  sb_u64 hdr_bp;
+  sb_u64 hdr_goid;
+  sb_u32 hdr_status;
   sb_u64 label_g;        /* the goroutine the sample is labelled with (its goid in out->goid;
                             its labels, issue 14): 0 when none */
   sb_u8 exact_sp;        /* sp is exact for the current frame: the pcsp rule applies */
@@ -62,6 +72,7 @@ struct sb_walk {
   sb_u8 lr_at_frame_top; /* arm64 crosscall2: LR and R29 saved at the top of its frame, not at SP */
   sb_u8 scheduling;      /* runtime.schedule is on this g0 stack: m.curg is the next goroutine */
   sb_u8 arm64;
+  sb_u8 g0_loaded;       /* g0 holds m.g0 (0 when unreadable) */
   sb_u32 max_frames;     /* the frame limit of this walk (1..SB_MAX_FRAMES) */
   sb_u64 env;            /* the includer's environment (host: its HostEnv; BPF: 0) */
 };
@@ -90,10 +101,98 @@ SB_INLINE int sb_read_record(struct sb_unwind_state *st, sb_u64 addr, sb_u64 rec
   return sb_read(SB_ENV(st), rec, 2 * sizeof(sb_u64), addr);
 }
 
+/* The g header: SB_GHDR_BYTES from g.m hold g.m, g.sched, atomicstatus and goid in every
+ * release (g.m at 48, goid at 152 or 160). Not g.stack (at 0): the buffer is on the BPF stack,
+ * and the exit probe's frames leave room for 120 bytes, not 176. */
+#define SB_GHDR_BYTES 120
+#define SB_GHDR_WORDS (SB_GHDR_BYTES / 8)
+
+/* The word of buf at byte offset off (u32 fields: off % 8 == 4 is the upper half), or -1 when
+ * off + size is outside the first span bytes. Little-endian, as amd64 and arm64 are. */
+SB_INLINE int sb_ghdr_word(const sb_u64 *buf, sb_u32 span, sb_u32 off, sb_u32 size, sb_u64 *v) {
+  if (off + size > span || (off & (size - 1)) != 0) return -1;
+  sb_u64 i = off >> 3;
+  SB_OPAQUE(i); /* the bound below must stay on the index register (a stack read) */
+  if (i >= SB_GHDR_WORDS) return -1;
+  sb_u64 word = buf[i];
+  *v = size == 8 ? word : (word >> ((off & 4) * 8)) & 0xffffffffull;
+  return 0;
+}
+
+/* Reads gp's header into w->hdr_* in one read. 0 when it did; -1 (w->hdr_g 0) when the fields
+ * do not all lie in SB_GHDR_BYTES or the read failed: the callers then read each field as
+ * before, so a fault gives the stop it gave. */
+SB_SUBPROG long sb_ghdr_read(struct sb_walk *w, const struct sb_proc_info *pi, sb_u64 gp) {
+  if (!w || !pi) return -1;
+  w->hdr_g = 0;
+  if (gp == 0) return -1;
+  const struct sb_go_offsets *o = &pi->off;
+  /* Offsets from g.m, the lowest field read; every field must lie at or above it. */
+  sb_u32 base = o->g_m;
+  if (o->g_sched < base || o->g_atomicstatus < base || o->g_goid < base) return -1;
+  sb_u32 sched = o->g_sched - base, status_off = o->g_atomicstatus - base, goid_off = o->g_goid - base;
+  sb_u32 span = goid_off + 8;
+  /* No array here: the exit probe's three frames have 512 bytes in all. */
+  sb_u32 end = status_off + 4u;
+  if (end > span) span = end;
+  end = sched + 8u + (o->gobuf_bp > o->gobuf_sp ? o->gobuf_bp : o->gobuf_sp);
+  if (end > span) span = end;
+  end = sched + 8u + o->gobuf_pc;
+  if (end > span) span = end;
+  sb_u64 size = span;
+  SB_OPAQUE(size); /* the verifier must see the bound on the register the read gets */
+  if (size > SB_GHDR_BYTES) return -1;
+  sb_u64 buf[SB_GHDR_WORDS] = {};
+  if (sb_read((void *)(unsigned long)w->env, buf, (sb_u32)size, gp + base)) return -1;
+  sb_u64 status = 0;
+  if (sb_ghdr_word(buf, span, 0, 8, &w->hdr_m) ||
+      sb_ghdr_word(buf, span, sched + o->gobuf_sp, 8, &w->hdr_sp) ||
+      sb_ghdr_word(buf, span, sched + o->gobuf_pc, 8, &w->hdr_pc) ||
+      sb_ghdr_word(buf, span, sched + o->gobuf_bp, 8, &w->hdr_bp) ||
+      sb_ghdr_word(buf, span, goid_off, 8, &w->hdr_goid) ||
+      sb_ghdr_word(buf, span, status_off, 4, &status))
+    return -1;
+  w->hdr_status = (sb_u32)status;
+  w->hdr_g = gp;
+  return 0;
+}
+
+/* Whether gp's header is in the walk (read now if it is not). */
+SB_INLINE int sb_ghdr(struct sb_unwind_state *st, sb_u64 gp) {
+  if (gp == 0) return 0;
+  if (st->w->hdr_g == gp) return 1;
+  return sb_ghdr_read(st->w, st->pi, gp) == 0;
+}
+
+/* g.m of gp: from its header, else one read. */
+SB_INLINE int sb_read_g_m(struct sb_unwind_state *st, sb_u64 gp, sb_u64 *m) {
+  if (sb_ghdr(st, gp)) {
+    *m = st->w->hdr_m;
+    return 0;
+  }
+  return sb_read_u64(st, gp + st->pi->off.g_m, m);
+}
+
+/* m.g0 of the sampled thread's m, read the first time it is needed: a sample on a user
+ * goroutine (g = m.curg) never needs it unless it crosses into g0 (cgocallback, the gogo
+ * window). Every walk on g0 has it: on_g0 is only ever set after this. 0 when unreadable. */
+SB_INLINE sb_u64 sb_g0(struct sb_unwind_state *st) {
+  if (!st->w->g0_loaded) {
+    sb_u64 g0 = 0;
+    if (st->w->m == 0 || sb_read_u64(st, st->w->m + st->pi->off.m_g0, &g0)) g0 = 0;
+    st->w->g0 = g0;
+    st->w->g0_loaded = 1;
+  }
+  return st->w->g0;
+}
+
 /* Labels the sample with goroutine gp: its goid, and gp itself in st->w->label_g. */
 SB_INLINE void sb_name_goroutine(struct sb_unwind_state *st, sb_u64 gp) {
   sb_u64 goid = 0;
-  if (gp == 0 || sb_read_u64(st, gp + st->pi->off.g_goid, &goid) || goid == 0) return;
+  if (gp == 0) return;
+  if (sb_ghdr(st, gp)) goid = st->w->hdr_goid;
+  else if (sb_read_u64(st, gp + st->pi->off.g_goid, &goid)) return;
+  if (goid == 0) return;
   st->out->goid = goid;
   st->out->flags |= SB_SAMPLE_HAS_GOID;
   st->w->label_g = gp;
@@ -126,12 +225,17 @@ SB_INLINE void sb_crossed(struct sb_unwind_state *st, int crossing) {
  * bounding test of the span they cover answers most frames of a program (its own code, its
  * libraries: outside the runtime), and inside the span a binary search with fixed steps
  * (16, 8, 4, 2, 1: one state per step for the verifier) finds the one range that may hold pc. */
-SB_SUBPROG int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
-  if (!pi) return SB_FN_NONE;
+/* The bounding test alone: pc outside the span of every range (SB_FN_NONE). The frame loop
+ * runs it inline, so a frame of the program's own code costs no call. */
+SB_INLINE int sb_outside_special(const struct sb_proc_info *pi, sb_u64 pc) {
   sb_u32 n = pi->nranges;
-  if (n == 0 || n > SB_MAX_RANGES) return SB_FN_NONE;
-  sb_u32 last = (n - 1) & (SB_MAX_RANGES - 1);
-  if (pc < pi->ranges[0].start || pc >= pi->ranges[last].end) return SB_FN_NONE;
+  if (n == 0 || n > SB_MAX_RANGES) return 1;
+  return pc < pi->ranges[0].start || pc >= pi->ranges[(n - 1) & (SB_MAX_RANGES - 1)].end;
+}
+
+SB_SUBPROG int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
+  if (!pi || sb_outside_special(pi, pc)) return SB_FN_NONE;
+  sb_u32 n = pi->nranges;
   sb_u32 i = 0; /* the last range whose start is at or below pc */
   for (sb_u32 step = SB_MAX_RANGES / 2; step > 0; step >>= 1) {
     sb_u32 j = i + step;
@@ -246,7 +350,7 @@ SB_INLINE int sb_sp_in_stack(struct sb_unwind_state *st, sb_u64 gp, sb_u64 sp) {
 SB_INLINE sb_u64 sb_live_curg(struct sb_unwind_state *st) {
   sb_u64 curg_m = 0;
   if (st->w->curg == 0) return 0;
-  if (sb_read_u64(st, st->w->curg + st->pi->off.g_m, &curg_m) || curg_m != st->w->m) return 0;
+  if (sb_read_g_m(st, st->w->curg, &curg_m) || curg_m != st->w->m) return 0;
   return st->w->curg;
 }
 
@@ -369,8 +473,12 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
   sb_u64 base = gp + o->g_sched;
   sb_u64 sp = 0, pc = 0, bp = 0;
   if (gp == 0) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
-  if (sb_read_u64(st, base + o->gobuf_sp, &sp) || sb_read_u64(st, base + o->gobuf_pc, &pc) ||
-      sb_read_u64(st, base + o->gobuf_bp, &bp))
+  if (sb_ghdr(st, gp)) {
+    sp = st->w->hdr_sp;
+    pc = st->w->hdr_pc;
+    bp = st->w->hdr_bp;
+  } else if (sb_read_u64(st, base + o->gobuf_sp, &sp) || sb_read_u64(st, base + o->gobuf_pc, &pc) ||
+             sb_read_u64(st, base + o->gobuf_bp, &bp))
     return sb_cross_stopped(st, crossing, save == SB_SAVE_SYSTEMSTACK ? SB_STOP_READ_FAULT : SB_STOP_STALE_GOROUTINE);
   if (sp == 0 || pc == 0 || !sb_save_is(st, pc, save)) return sb_cross_stopped(st, crossing, moved);
   if (save == SB_SAVE_MCALL) {
@@ -391,7 +499,8 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
      * with `copystack`, after f and its caller. */
     sb_u32 status = 0;
     sb_u64 ret = 0;
-    if (sb_read(SB_ENV(st), &status, sizeof(status), gp + o->g_atomicstatus))
+    if (st->w->hdr_g == gp) status = st->w->hdr_status;
+    else if (sb_read(SB_ENV(st), &status, sizeof(status), gp + o->g_atomicstatus))
       return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
     int copying = status == SB_GO_STATUS_COPYSTACK;
     int in_stack = sb_sp_in_stack(st, gp, sp);
@@ -503,7 +612,7 @@ SB_INLINE long sb_cross_mcall(struct sb_unwind_state *st) {
   if (from_slot) gp = 0;
   if (gp == 0 && slot_off <= 0) {
     sb_u64 g0_sp = 0, cand = 0, cand_m = 1;
-    if (sb_read_u64(st, st->w->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
+    if (sb_read_u64(st, sb_g0(st) + o->g_sched + o->gobuf_sp, &g0_sp) ||
         sb_read_u64(st, g0_sp + (sb_u64)slot_off, &cand) ||
         sb_read_u64(st, cand + o->g_m, &cand_m))
       return sb_cross_stopped(st, SB_CROSS_MCALL, SB_STOP_STALE_GOROUTINE);
@@ -549,7 +658,7 @@ SB_INLINE long sb_morestack_from_morebuf(struct sb_unwind_state *st) {
   if (off - 1 < pi->newstack_lo || off >= pi->newstack_hi)
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
   sb_u64 g0_sp = 0, gp = 0, mb_sp = 0, mb_pc = 0, gp_m = 1;
-  if (st->w->g0 == 0 || sb_read_u64(st, st->w->g0 + o->g_sched + o->gobuf_sp, &g0_sp))
+  if (sb_g0(st) == 0 || sb_read_u64(st, st->w->g0 + o->g_sched + o->gobuf_sp, &g0_sp))
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
   sb_u64 cfa = SB_ARM64(st) ? g0_sp - 16 : g0_sp;
   if (cfa != st->w->sp) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
@@ -646,7 +755,8 @@ SB_INLINE long sb_cross_signal(struct sb_unwind_state *st, sb_u64 entry_sp) {
   st->w->lr_valid = SB_ARM64(st);
   if (st->w->m != 0 && (st->pi->flags & SB_PI_HAS_OFFSETS)) {
     sb_u64 gp = sb_live_curg(st);
-    if (st->w->g0 != 0 && sb_sp_in_stack(st, st->w->g0, sp)) {
+    sb_u64 g0 = sb_g0(st);
+    if (g0 != 0 && sb_sp_in_stack(st, g0, sp)) {
       st->w->on_g0 = 1;
     } else if (gp != 0 && sb_sp_in_stack(st, gp, sp) && !(st->out->flags & SB_SAMPLE_HAS_GOID)) {
       sb_name_goroutine(st, gp);
@@ -667,8 +777,9 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 g0_sp = 0, ret = 0, caller_fp = 0;
   sb_s32 delta = 0;
-  if (st->w->m == 0 || st->w->g0 == 0 || sb_read_u64(st, st->w->g0 + o->g_sched + o->gobuf_sp, &g0_sp) ||
-      g0_sp == 0 || !sb_sp_in_stack(st, st->w->g0, g0_sp))
+  sb_u64 g0 = st->w->m == 0 ? 0 : sb_g0(st);
+  if (g0 == 0 || sb_read_u64(st, g0 + o->g_sched + o->gobuf_sp, &g0_sp) || g0_sp == 0 ||
+      !sb_sp_in_stack(st, g0, g0_sp))
     return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_STALE_GOROUTINE);
   if (sb_lookup_sp_delta(st, lookup_pc, &delta) != 0)
     return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_END_OF_CHAIN);
@@ -705,6 +816,32 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
   st->w->lr_at_frame_top = SB_ARM64(st);
   st->w->on_g0 = 1;
   sb_crossed(st, SB_CROSS_CGOCALLBACK);
+  return 0;
+}
+
+/* The frame-pointer step: the caller's frame record at fp (saved fp, return address). Most
+ * frames take it (amd64 once the frame is set up), so the frame loop runs it inline. */
+SB_INLINE long sb_fp_step(struct sb_unwind_state *st) {
+  sb_u64 fp = st->w->fp;
+  if (fp == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+  /* Frame pointers move up the stack, except on the one step that leaves a stack (a crossing
+   * that the frame chain makes by itself): the two stacks' addresses are not comparable. */
+  if ((fp & 7) != 0 || (!st->w->switch_pending && st->w->prev_fp != 0 && fp <= st->w->prev_fp))
+    return sb_stop(st, SB_STOP_BAD_FP);
+  sb_u64 rec[2] = {0, 0}; /* the frame record: saved frame pointer, return address */
+  if (sb_read_record(st, fp, rec)) return sb_stop(st, SB_STOP_READ_FAULT);
+  sb_u64 saved_fp = rec[0], ret = rec[1];
+  if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+  /* Across a stack switch, addresses on the two stacks are not comparable. */
+  st->w->prev_fp = st->w->switch_pending ? 0 : fp;
+  st->w->switch_pending = 0;
+  st->w->lr_valid = 0;
+  st->w->pc = ret;
+  st->w->sp = fp + 16;
+  st->w->fp = saved_fp;
+  st->w->exact_sp = 0;
+  st->w->frame_exact = 0;
+  st->w->lr_at_frame_top = 0;
   return 0;
 }
 
@@ -815,26 +952,8 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
     st->w->frame_exact = 0;
     return 0;
   }
-  sb_u64 fp = st->w->fp;
-  if (fp == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
-  /* Frame pointers move up the stack, except on the one step that leaves a stack (a crossing
-   * that the frame chain makes by itself): the two stacks' addresses are not comparable. */
-  if ((fp & 7) != 0 || (!st->w->switch_pending && st->w->prev_fp != 0 && fp <= st->w->prev_fp))
-    return sb_stop(st, SB_STOP_BAD_FP);
-  sb_u64 rec[2] = {0, 0}; /* the frame record: saved frame pointer, return address */
-  if (sb_read_record(st, fp, rec)) return sb_stop(st, SB_STOP_READ_FAULT);
-  sb_u64 saved_fp = rec[0], ret = rec[1];
-  if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
-  /* Across a stack switch, addresses on the two stacks are not comparable. */
-  st->w->prev_fp = st->w->switch_pending ? 0 : fp;
-  st->w->switch_pending = 0;
-  st->w->lr_valid = 0;
-  st->w->pc = ret;
-  st->w->sp = fp + 16;
-  st->w->fp = saved_fp;
-  st->w->exact_sp = 0;
-  st->w->frame_exact = 0;
-  st->w->lr_at_frame_top = 0;
+  long r = sb_fp_step(st);
+  if (r != 0) return r;
   if (st->w->injected_call && SB_ARM64(st)) st->w->injected_call = 0; /* arm64: only by the SP walk */
   if (st->w->injected_call) {
     /* asyncPreempt was "called" by the signal handler at the interrupted pc: that pc is exact
@@ -922,7 +1041,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   sb_emit(st, w->pc, w->frame_exact);
 
   sb_u64 lookup_pc = w->frame_exact ? w->pc : w->pc - 1;
-  int kind = sb_classify(pi, lookup_pc);
+  int kind = sb_outside_special(pi, lookup_pc) ? SB_FN_NONE : sb_classify(pi, lookup_pc);
   if (kind == SB_FN_ROOT) return sb_stop(st, SB_STOP_ROOT);
   if (kind == SB_FN_SIGRETURN && SB_ARM64(st)) kind = SB_FN_NONE; /* amd64's restorer only */
   if (kind == SB_FN_SIGTRAMP || kind == SB_FN_SIGRETURN) {
@@ -964,23 +1083,30 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   /* amd64: the frame-pointer step out of asyncPreempt's frame (its record sits right below the
    * injected return address); arm64: the SP step, whatever the frame. */
   w->injected_call = kind == SB_FN_ASYNCPREEMPT && (SB_ARM64(st) || !w->exact_sp);
+  /* amd64 past the leaf: the frame-pointer step, inline (no global function call per frame). */
+  if (!SB_ARM64(st) && !w->exact_sp && !w->injected_call) return sb_fp_step(st) != 0;
   return sb_g_step_caller(w, pi, st->out, st->cnt) != 0;
 }
 
-/* Checks that candidate is a g of its m (g0, curg or gsignal) and loads the thread's g, m,
- * g0 and curg. Returns 0 when it is. */
+/* Checks that candidate is a g of its m (curg, g0 or gsignal) and loads the thread's g, m,
+ * curg and, unless g is m.curg, g0. Returns 0 when it is. g's header (g.m and its goid, in one
+ * read) stays in the walk: a sample on a user goroutine needs no other read of g. */
 SB_INLINE int sb_try_g(struct sb_unwind_state *st, sb_u64 g) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 m = 0, g0 = 0, curg = 0, gsignal = 0;
-  if (g == 0 || sb_read_u64(st, g + o->g_m, &m) || m == 0) return -1;
-  if (sb_read_u64(st, m + o->m_g0, &g0) || sb_read_u64(st, m + o->m_curg, &curg)) return -1;
-  /* m.gsignal only when g is neither: one read fewer per sample (no crossing needs it). */
-  if (g != g0 && g != curg && (sb_read_u64(st, m + o->m_gsignal, &gsignal) || g != gsignal)) return -1;
+  if (g == 0 || sb_read_g_m(st, g, &m) || m == 0) return -1;
+  if (sb_read_u64(st, m + o->m_curg, &curg)) return -1;
+  if (g != curg) {
+    /* m.g0, then m.gsignal only when g is neither (no crossing needs gsignal). */
+    if (sb_read_u64(st, m + o->m_g0, &g0)) return -1;
+    if (g != g0 && (sb_read_u64(st, m + o->m_gsignal, &gsignal) || g != gsignal)) return -1;
+  }
   st->w->g = g;
   st->w->m = m;
   st->w->g0 = g0;
+  st->w->g0_loaded = g != curg; /* g = m.curg: m.g0 when a crossing asks (sb_g0) */
   st->w->curg = curg;
-  st->w->on_g0 = g == g0;
+  st->w->on_g0 = g != curg && g == g0;
   return 0;
 }
 
@@ -1034,7 +1160,7 @@ SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *
   sb_u64 bl_ret = pi->gogo_g0_lo + 4; /* arm64: the return site of gogo's BL save_g */
   int in_save_g = SB_ARM64(st) && pc >= pi->gogo_save_g_lo && pc < pi->gogo_save_g_hi && regs->lr == bl_ret;
   if ((pc >= pi->gogo_g0_lo && pc < pi->gogo_g0_hi) || in_save_g) {
-    st->w->g = st->w->g0;
+    st->w->g = sb_g0(st);
     st->w->on_g0 = 1;
     if (!SB_ARM64(st) || pc == pi->gogo_g0_lo) return; /* LR (arm64) or [SP] (amd64) is the caller */
     sb_emit(st, pc, 1);
@@ -1091,7 +1217,8 @@ SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *
 SB_INLINE void sb_systemstack_window(struct sb_unwind_state *st, const struct sb_regs *regs) {
   const struct sb_proc_info *pi = st->pi;
   sb_u64 pc = regs->pc;
-  if (st->w->curg == 0 || st->w->g0 == 0) return;
+  /* m.g0 is read lazily (sb_g0): with TLS g = m.curg it is not loaded yet. */
+  if (st->w->curg == 0 || sb_g0(st) == 0) return;
   if (pc >= pi->sstack_g0_lo && pc < pi->sstack_g0_hi && st->w->g == st->w->g0 &&
       sb_sp_in_stack(st, st->w->curg, regs->sp)) {
     st->w->g = st->w->curg;

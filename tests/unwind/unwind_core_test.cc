@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -25,7 +26,12 @@ class FakeMemory : public MemoryView {
   void Put32(uint64_t addr, uint32_t v) {
     for (int i = 0; i < 4; i++) bytes_[addr + i] = static_cast<uint8_t>(v >> (8 * i));
   }
+  // Zero bytes wherever [addr, addr + n) has none yet (a runtime struct read whole).
+  void FillAbsent(uint64_t addr, size_t n) {
+    for (size_t i = 0; i < n; i++) bytes_.emplace(addr + i, 0);
+  }
   bool Read(uint64_t addr, void* dst, size_t n) const override {
+    reads++;
     auto* out = static_cast<uint8_t*>(dst);
     for (size_t i = 0; i < n; i++) {
       auto it = bytes_.find(addr + i);
@@ -34,6 +40,7 @@ class FakeMemory : public MemoryView {
     }
     return true;
   }
+  mutable int reads = 0;  // Read calls: one per sb_read of the core
 
  private:
   std::map<uint64_t, uint8_t> bytes_;
@@ -421,6 +428,94 @@ TEST_F(UnwindCoreTest, McallWithCurg) {
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kMcall + 0x20, kMcallRet, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_CROSSED], 1u);
+}
+
+// A g's header (g.m, g.sched, atomicstatus, goid) is read in one read when all of it
+// is readable (sb_ghdr_read), and field by field when it is not (the fixture's sparse memory):
+// the same frames, stop, goroutine and crossings either way, with fewer reads.
+struct UnwindOutcome {
+  std::vector<uint64_t> frames;
+  int stop;
+  uint64_t goid;
+  uint32_t crossed;
+  bool operator==(const UnwindOutcome&) const = default;
+};
+
+class GHeaderTest : public UnwindCoreTest {
+ protected:
+  static constexpr uint64_t kNextG = 0xc000004000;
+  UnwindOutcome Outcome(const HostUnwindResult& r) {
+    return {Frames(r), r.sample.stop_reason, r.sample.goid, r.sample.crossed};
+  }
+  // Runs `scenario` with sparse g's, then with every g's header bytes all readable.
+  void ExpectSameBothWays(const std::function<HostUnwindResult()>& scenario) {
+    mem_.reads = 0;
+    UnwindOutcome sparse = Outcome(scenario());
+    int sparse_reads = mem_.reads;
+    for (uint64_t g : {kG, kG0, kGsignal, kNextG}) mem_.FillAbsent(g, 176);  // SB_GHDR_BYTES
+    counters_ = {};
+    mem_.reads = 0;
+    UnwindOutcome whole = Outcome(scenario());
+    EXPECT_EQ(whole, sparse);
+    EXPECT_LT(mem_.reads, sparse_reads);
+  }
+};
+
+TEST_F(GHeaderTest, UserGoroutine) {
+  SetCurrentG(kG);
+  uint64_t fp0 = kGStackHi - 0x100, fp1 = kGStackHi - 0x80;
+  Frame(fp0, fp1, kMainF + 0x50);
+  Frame(fp1, 0, kGoexit + 1);
+  ExpectSameBothWays([&] { return Run(kMainF + 0x30, fp0 - 0x20, fp0); });
+  EXPECT_EQ(counters_.stop[SB_STOP_ROOT], 1u);
+}
+
+TEST_F(GHeaderTest, McallWithCurg) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100, f_fp = kGStackHi - 0x200;
+  Frame(g0_fp, 0, kMcall + 0x20);
+  SetSched(kG, kGStackHi - 0x300, kMcallRet, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  ExpectSameBothWays([&] { return Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp); });
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MCALL][SB_CNT_CROSSED], 1u);
+}
+
+TEST_F(GHeaderTest, McallUnderScheduleWithTheNextCurg) {
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, kNextG);
+  mem_.Put64(kNextG + 0, kGStackLo);
+  mem_.Put64(kNextG + 8, kGStackHi);
+  mem_.Put64(kNextG + 48, kM);
+  mem_.Put64(kNextG + 152, 77);
+  mem_.Put64(kG + 48, 0);
+  ExpectSameBothWays([&] { return RunUnderScheduleWithSlotG(); });
+  EXPECT_EQ(counters_.stop[SB_STOP_ROOT], 1u);
+}
+
+// After dropg the slot names it for certain: a sched.sp outside its stack means it has left.
+TEST_F(GHeaderTest, McallSlotGoroutineOutsideItsStackHasLeft) {
+  SetCurrentG(kG0);
+  mem_.Put64(kM + 192, 0);
+  mem_.Put64(kG + 48, 0);
+  uint64_t g0_sched_sp = kG0StackHi - 0x40, g0_fp = kG0StackHi - 0x100;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  mem_.Put64(g0_sched_sp - 8, kG);
+  Frame(g0_fp, 0, kMcall + 0x20);
+  SetSched(kG, kGStackHi + 0x300, kMcallRet, 0);  // sched.sp above g.stack.hi
+  ExpectSameBothWays([&] { return Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp); });
+  EXPECT_EQ(counters_.stop[SB_STOP_GOROUTINE_LEFT], 1u);
+}
+
+TEST_F(GHeaderTest, MorestackReadsStatusAndSchedFromTheHeader) {
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x100, f_sp = kGStackHi - 0x300, caller_fp = kGStackHi - 0x200;
+  Frame(g0_fp, 0, kMorestack + 0x20);
+  SetSched(kG, f_sp, kMorestackRet, caller_fp);
+  mem_.Put64(f_sp, kMainF + 0x60);  // f's return address, pushed by its caller's CALL
+  Frame(caller_fp, 0, kGoexit + 1);
+  mem_.Put32(kG + 144, 2);  // _Grunning
+  ExpectSameBothWays([&] { return Run(kAllocFn + 0x10, g0_fp - 0x38, g0_fp); });
+  EXPECT_EQ(counters_.crossing[SB_CROSS_MORESTACK][SB_CNT_CROSSED], 1u);
 }
 
 // After dropg (m.curg = 0): the g pushed by mcall at g0.sched.sp - 8, still parked.

@@ -14,14 +14,16 @@ spinning frameless leaf, 2 workers) is recorded for each depth, and optionally t
 and the medians printed:
   per frame   (unwind_ns / unwind_frames) / (fp_walk_ns / fp_walk_frames)
   per sample  unwind_ns / fp_walk_ns
-Then the verifier's work per build (bpf.verified_insns): the shipped sampler and the
---compare-fp-walk build.
+and, per workload, the median over the versions (the issue's goal: at most 2x per frame and 3x
+per sample). With BEFORE=/path/to/other/switchback, every recording is made with both binaries
+(back to back, the order alternating per round) and both tables printed. Then the verifier's
+work per build (bpf.verified_insns): the shipped sampler and the --compare-fp-walk build.
 
 Usage: tools/bench/unwind_cost.py [BUILD_DIR]           (root; default BUILD_DIR=build)
 Environment: VERSIONS (default "1.19 1.23 1.27"; 1.21+ from tools/fetch-go.sh), DEPTHS
   (default "16 64 128"), ROUNDS (default 3), SECONDS_PER_RUN (default 3), FREQ (default 999),
   MAX_FRAMES (default 256: the depth-128 stack, 132 frames, stays whole), MIXED (default 1:
-  also mode=all), OUT=FILE also writes every run as JSON lines.
+  also mode=all), OUT=FILE also writes every run as JSON lines, BEFORE (see above).
 About (versions x (depths + mixed) x rounds x (SECONDS_PER_RUN + 2)) seconds: 2 minutes with the
 defaults, plus the builds.
 """
@@ -113,51 +115,76 @@ def main():
     mixed = os.environ.get("MIXED", "1") == "1"
     out = open(os.environ["OUT"], "a") if os.environ.get("OUT") else None
 
+    binaries = [("after", switchback)]
+    if os.environ.get("BEFORE"):
+        binaries.append(("before", os.environ["BEFORE"]))
     scratch = tempfile.mkdtemp(prefix="sb-unwind-cost.")
     try:
         demos = {v: build_demo(v, scratch) for v in versions}
         configs = [(v, f"depth {d}", ["-mode=depth", f"-depth={d}"]) for v in versions for d in depths]
         if mixed:
             configs += [(v, "mixed (all)", ["-mode=all"]) for v in versions]
-        results = {(v, label): [] for v, label, _ in configs}
-        verified = {}
+        labels = list(dict.fromkeys(label for _, label, _ in configs))
+        results = {(b, v, label): [] for b, _ in binaries for v, label, _ in configs}
+        verified = {b: {} for b, _ in binaries}
         for rnd in range(rounds):
             for v, label, args in configs:
-                name = f"go{v}-{label.replace(' ', '_').replace('(', '').replace(')', '')}-r{rnd}"
-                s = record(switchback, demos[v], args, secs, freq, max_frames, True, scratch, name)
-                verified["--compare-fp-walk"] = s["bpf"]["verified_insns"]
-                r = ratios(s["bpf"])
-                if r is None:
-                    print(f"unwind_cost: {name}: no samples timed", file=sys.stderr)
-                    continue
-                r["whole"] = s["ended_at_root"] / s["samples"] if s["samples"] else 0
-                results[(v, label)].append(r)
-                if out:
-                    out.write(json.dumps({"go": v, "config": label, "round": rnd, **r, "bpf": s["bpf"]}) + "\n")
-        s = record(switchback, demos[versions[0]], ["-mode=depth", "-depth=16"], 1, freq, max_frames, False, scratch,
-                   "shipped")
-        verified["shipped"] = s["bpf"]["verified_insns"]
+                order = binaries if rnd % 2 == 0 else binaries[::-1]
+                for b, exe in order:
+                    name = f"{b}-go{v}-{label.replace(' ', '_').replace('(', '').replace(')', '')}-r{rnd}"
+                    s = record(exe, demos[v], args, secs, freq, max_frames, True, scratch, name)
+                    verified[b]["--compare-fp-walk"] = s["bpf"]["verified_insns"]
+                    r = ratios(s["bpf"])
+                    if r is None:
+                        print(f"unwind_cost: {name}: no samples timed", file=sys.stderr)
+                        continue
+                    r["whole"] = s["ended_at_root"] / s["samples"] if s["samples"] else 0
+                    results[(b, v, label)].append(r)
+                    if out:
+                        out.write(json.dumps({"binary": b, "go": v, "config": label, "round": rnd, **r,
+                                              "bpf": s["bpf"]}) + "\n")
+                        out.flush()
+        for b, exe in binaries:
+            s = record(exe, demos[versions[0]], ["-mode=depth", "-depth=16"], 1, freq, max_frames, False, scratch,
+                       f"{b}-shipped")
+            verified[b]["shipped"] = s["bpf"]["verified_insns"]
 
         med = lambda rs, k: statistics.median(r[k] for r in rs)
-        print(f"Unwinder against a plain frame-pointer walk of the same samples (medians of {rounds} interleaved "
-              f"rounds, {secs} s at {freq} Hz each, --max-frames {max_frames}):\n")
-        print("| Go | workload | frames/sample (unwinder / fp walk) | ns per frame (unwinder / fp walk) | "
-              "per frame | per sample | whole stacks |")
-        print("|---|---|---|---|---|---|---|")
-        for v, label, _ in configs:
-            rs = results[(v, label)]
-            if not rs:
-                print(f"| {v} | {label} | - | - | - | - | - |")
-                continue
-            print(f"| {v} | {label} | {med(rs, 'frames'):.1f} / {med(rs, 'fp_frames'):.1f} | "
-                  f"{med(rs, 'unwind_ns_frame'):.0f} / {med(rs, 'fp_ns_frame'):.0f} | "
-                  f"{med(rs, 'per_frame'):.2f}x | {med(rs, 'per_sample'):.2f}x | {100 * med(rs, 'whole'):.1f}% |")
-        allr = [r for rs in results.values() for r in rs]
-        if allr:
-            print(f"\nOver all recordings: per frame {med(allr, 'per_frame'):.2f}x, per sample "
-                  f"{med(allr, 'per_sample'):.2f}x (median of {len(allr)})")
-        print(f"\nVerifier (bpf.verified_insns): shipped {verified.get('shipped')}, "
-              f"--compare-fp-walk {verified.get('--compare-fp-walk')}")
+        for b, exe in binaries:
+            print(f"## {b}: {exe}\n")
+            print(f"Unwinder against a plain frame-pointer walk of the same samples (medians of {rounds} interleaved "
+                  f"rounds, {secs} s at {freq} Hz each, --max-frames {max_frames}):\n")
+            print("| Go | workload | frames/sample (unwinder / fp walk) | ns per frame (unwinder / fp walk) | "
+                  "per frame | per sample | whole stacks |")
+            print("|---|---|---|---|---|---|---|")
+            for v, label, _ in configs:
+                rs = results[(b, v, label)]
+                if not rs:
+                    print(f"| {v} | {label} | - | - | - | - | - |")
+                    continue
+                print(f"| {v} | {label} | {med(rs, 'frames'):.1f} / {med(rs, 'fp_frames'):.1f} | "
+                      f"{med(rs, 'unwind_ns_frame'):.0f} / {med(rs, 'fp_ns_frame'):.0f} | "
+                      f"{med(rs, 'per_frame'):.2f}x | {med(rs, 'per_sample'):.2f}x | {100 * med(rs, 'whole'):.1f}% |")
+            # The goal's figure: per workload, the median over the versions of each version's median.
+            print("\nMedian over the versions (each version's median of its rounds; goal: <= 2x per frame, "
+                  "<= 3x per sample):\n")
+            print("| workload | per frame | per sample | versions |")
+            print("|---|---|---|---|")
+            for label in labels:
+                per = [results[(b, v, label)] for v in versions if results[(b, v, label)]]
+                if not per:
+                    continue
+                pf = statistics.median(med(rs, "per_frame") for rs in per)
+                ps = statistics.median(med(rs, "per_sample") for rs in per)
+                print(f"| {label} | {pf:.2f}x {'met' if pf <= 2 else 'not met'} | "
+                      f"{ps:.2f}x {'met' if ps <= 3 else 'not met'} | {len(per)} |")
+            allr = [r for (bb, _, _), rs in results.items() if bb == b for r in rs]
+            if allr:
+                print(f"\nOver all recordings: per frame {med(allr, 'per_frame'):.2f}x, per sample "
+                      f"{med(allr, 'per_sample'):.2f}x (median of {len(allr)})")
+            print(f"\nVerifier (bpf.verified_insns): shipped {verified[b].get('shipped')}, "
+                  f"--compare-fp-walk {verified[b].get('--compare-fp-walk')}\n")
+        print(f"Load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         if os.environ.get("KEEP") == "1":
             print(f"scratch kept in {scratch}", file=sys.stderr)
