@@ -14,6 +14,7 @@
 #include <string>
 
 #include "symbolizer/binary.h"
+#include "tests/common/fetched_go.h"
 #include "tests/common/shell_util.h"
 #include "unwinder/asm_offsets.h"
 #include "unwinder/go_binary_facts.h"
@@ -184,17 +185,10 @@ TEST(RuntimeOffsets, Go119DwarfTableAndAsmAgree) { CheckToolchain(SB_GO_EXECUTAB
 
 // Go 1.21 to 1.27 from Debian (bookworm-backports, trixie, forky, sid, experimental).
 TEST(RuntimeOffsets, Go121To127DwarfTableAndAsmAgree) {
-  auto fetched = test::RunCommand(test::Quote(SB_SOURCE_DIR "/tools/fetch-go.sh"), /*merge_stderr=*/false);
-  ASSERT_EQ(fetched.status, 0) << "tools/fetch-go.sh failed (it needs the Debian mirror): " << fetched.out;
-  int seen = 0;
-  std::istringstream lines(fetched.out);
-  std::string version, root;
-  while (lines >> version >> root) {
-    int minor = std::stoi(version.substr(version.find('.') + 1));
-    CheckToolchain(root + "/bin/go", minor);
-    seen++;
-  }
-  EXPECT_EQ(seen, 7) << "expected Go 1.21 to 1.27: " << fetched.out;
+  std::string listed;
+  int seen = test::ForEachFetchedGo(SB_SOURCE_DIR, CheckToolchain, &listed);
+  ASSERT_GE(seen, 0) << listed;
+  EXPECT_EQ(seen, 7) << "expected Go 1.21 to 1.27: " << listed;
 }
 
 TEST(DwarfOffsets, MissingFileIsAnError) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "symbolizer/binary.h"
+#include "tests/common/fetched_go.h"
 #include "tests/common/shell_util.h"
 #include "unwinder/call_sites.h"
 #include "unwinder/go_binary_facts.h"
@@ -102,16 +103,10 @@ void CheckToolchain(const std::string& go, int minor) {
 TEST(NewstackMorebufFromCode, Go119CodeEqualsDwarf) { CheckToolchain(SB_GO_EXECUTABLE, 19); }
 
 TEST(NewstackMorebufFromCode, Go121To127CodeEqualsDwarf) {
-  auto fetched = test::RunCommand(test::Quote(SB_SOURCE_DIR "/tools/fetch-go.sh"), /*merge_stderr=*/false);
-  ASSERT_EQ(fetched.status, 0) << "tools/fetch-go.sh failed: " << fetched.out;
-  int seen = 0;
-  std::istringstream lines(fetched.out);
-  std::string version, root;
-  while (lines >> version >> root) {
-    CheckToolchain(root + "/bin/go", std::stoi(version.substr(version.find('.') + 1)));
-    seen++;
-  }
-  EXPECT_EQ(seen, 7) << fetched.out;
+  std::string listed;
+  int seen = test::ForEachFetchedGo(SB_SOURCE_DIR, CheckToolchain, &listed);
+  ASSERT_GE(seen, 0) << listed;
+  EXPECT_EQ(seen, 7) << "expected Go 1.21 to 1.27: " << listed;
 }
 
 // One store moved into the slot between the copy and the preempting calls (Go 1.19 amd64:

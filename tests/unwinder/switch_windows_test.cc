@@ -13,6 +13,7 @@
 #include <string>
 
 #include "symbolizer/binary.h"
+#include "tests/common/fetched_go.h"
 #include "tests/common/shell_util.h"
 #include "unwinder/go_binary_facts.h"
 
@@ -183,16 +184,10 @@ void CheckToolchain(const std::string& go, int minor) {
 TEST(SwitchWindows, Go119) { CheckToolchain(SB_GO_EXECUTABLE, 19); }
 
 TEST(SwitchWindows, Go121To127) {
-  auto fetched = test::RunCommand(test::Quote(SB_SOURCE_DIR "/tools/fetch-go.sh"), /*merge_stderr=*/false);
-  ASSERT_EQ(fetched.status, 0) << "tools/fetch-go.sh failed (it needs the Debian mirror): " << fetched.out;
-  int seen = 0;
-  std::istringstream lines(fetched.out);
-  std::string version, root;
-  while (lines >> version >> root) {
-    CheckToolchain(root + "/bin/go", std::stoi(version.substr(version.find('.') + 1)));
-    seen++;
-  }
-  EXPECT_EQ(seen, 7) << "expected Go 1.21 to 1.27: " << fetched.out;
+  std::string listed;
+  int seen = test::ForEachFetchedGo(SB_SOURCE_DIR, CheckToolchain, &listed);
+  ASSERT_GE(seen, 0) << listed;
+  EXPECT_EQ(seen, 7) << "expected Go 1.21 to 1.27: " << listed;
 }
 
 }  // namespace
