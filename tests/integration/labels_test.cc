@@ -17,13 +17,6 @@
 #include "tests/integration/go_toolchains.h"
 #include "tests/integration/record_harness.h"
 
-#ifndef SB_SOURCE_DIR
-#error "SB_SOURCE_DIR must name the source tree"
-#endif
-#ifndef SB_VERSIONS_BUILD_DIR
-#error "SB_VERSIONS_BUILD_DIR must name where per-version workloads are built"
-#endif
-
 namespace {
 
 using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
