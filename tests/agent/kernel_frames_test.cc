@@ -58,6 +58,16 @@ bool IsKernelEntry(const std::string& fn) {
   return fn.rfind("asm_", 0) == 0 || fn.rfind("el0_", 0) == 0 || fn.rfind("el1_", 0) == 0;
 }
 
+// The kernel's mitigation thunks (retpolines, return thunks: __x86_indirect_thunk_rax,
+// srso_alias_return_thunk, ...). The kernel's own stack unwinder (ORC) often cannot leave one,
+// so a sample taken inside one may yield a kernel stack of that frame alone: bpf_get_stack's
+// answer, not ours. How often depends on the CPU's mitigations (2.6% of write samples here, 5.8% on a
+// CI runner), so such stacks are told apart from stacks that lost their entry some other way.
+bool IsMitigationThunk(const std::string& fn) {
+  return fn.find("thunk") != std::string::npos || fn.rfind("srso_", 0) == 0 ||
+         fn.find("untrain_ret") != std::string::npos;
+}
+
 // The Go function holding the SYSCALL instruction (renamed in Go 1.23).
 bool IsSyscallLeaf(const std::string& fn) {
   return fn == "runtime/internal/syscall.Syscall6" || fn == "internal/runtime/syscall.Syscall6";
@@ -72,6 +82,7 @@ struct KernelReport {
   int64_t write_path = 0;     // samples under syscall.write with a write-path kernel function
   int64_t write_kernel = 0;   // samples under syscall.write with kernel frames
   int64_t write_entry = 0;    // of those, from a kernel entry (system call, interrupt)
+  int64_t write_thunk_cut = 0;  // of those, not from an entry: sampled in a mitigation thunk
   int64_t kernel_below_user = 0;  // samples with a kernel frame under (root side of) a user frame
   bool mapping_named = false;
   std::string example;
@@ -86,9 +97,11 @@ KernelReport Analyse(const profile::ProfileData& p) {
     r.total += s.count;
     bool any_kernel = false, seen_user = false, bad = false, write = false, path = false, at_syscall = false,
          entry = false;
+    std::string kernel_leaf;  // the sampled kernel function
     for (const auto& f : frames) {
       if (f.kernel) {
         any_kernel = true;
+        if (kernel_leaf.empty()) kernel_leaf = f.function;
         if (seen_user) bad = true;
         if (IsWritePath(f.function)) path = true;
         if (IsKernelEntry(f.function)) entry = true;
@@ -106,6 +119,7 @@ KernelReport Analyse(const profile::ProfileData& p) {
       if (at_syscall && any_kernel) r.at_syscall_kernel += s.count;
       if (any_kernel) r.write_kernel += s.count;
       if (any_kernel && entry) r.write_entry += s.count;
+      if (any_kernel && !entry && IsMitigationThunk(kernel_leaf)) r.write_thunk_cut += s.count;
       if (path) {
         r.write_path += s.count;
         if (r.example.empty())
@@ -121,14 +135,16 @@ std::string Describe(const KernelReport& r) {
          "; under syscall.write " + std::to_string(r.in_write) + ": at the system call " +
          std::to_string(r.at_syscall) + " (with kernel frames " + std::to_string(r.at_syscall_kernel) +
          "), with kernel frames " + std::to_string(r.write_kernel) + " (from a kernel entry " +
-         std::to_string(r.write_entry) + "), with the kernel write path " +
+         std::to_string(r.write_entry) + ", sampled in a mitigation thunk " + std::to_string(r.write_thunk_cut) +
+         "), with the kernel write path " +
          std::to_string(r.write_path) + "\nexample:\n" + r.example;
 }
 
 // Most samples in the system call (user leaf: the function with the SYSCALL instruction) carry
 // the kernel's stack above it (measured 78-85%: the rest are the instructions around SYSCALL,
 // in user mode); the kernel stacks start at a kernel entry (the system call's, or a timer
-// interrupt's; a few end early, at a retpoline thunk), and a good part of them show the
+// interrupt's) except those sampled inside a mitigation thunk, which the kernel's unwinder
+// cannot leave (IsMitigationThunk: 2.6-5.8% of them), and a good part of them show the
 // write path (measured ~50%: the other half is do_syscall_64's own entry and exit work, where
 // this VM's kernel spends ~45% of the call); kernel frames only ever on the leaf side. The
 // samples under syscall.write that are not in the system call are Go's entersyscall and
@@ -139,7 +155,11 @@ void ExpectKernelWritePath(const profile::ProfileData& p) {
   EXPECT_NE(p.mappings.front().file, kKernelMapping) << "the executable's mapping must come first";
   ASSERT_GT(r.at_syscall, 20) << Describe(r);
   EXPECT_GE(static_cast<double>(r.at_syscall_kernel), 0.6 * static_cast<double>(r.at_syscall)) << Describe(r);
-  EXPECT_GE(static_cast<double>(r.write_entry), 0.95 * static_cast<double>(r.write_kernel)) << Describe(r);
+  // Every kernel stack reaches an entry or was sampled in a thunk (1% slack for other cuts of the
+  // kernel's unwinder), and most reach an entry.
+  EXPECT_GE(static_cast<double>(r.write_entry + r.write_thunk_cut), 0.99 * static_cast<double>(r.write_kernel))
+      << Describe(r);
+  EXPECT_GE(static_cast<double>(r.write_entry), 0.8 * static_cast<double>(r.write_kernel)) << Describe(r);
   EXPECT_GE(static_cast<double>(r.write_path), 0.3 * static_cast<double>(r.write_kernel)) << Describe(r);
   EXPECT_EQ(r.kernel_below_user, 0) << Describe(r);
 }
