@@ -28,7 +28,8 @@ struct TraceOptions {
   uint32_t max_pending = 65536;   // pending calls across all goroutines
   uint32_t max_goroutines = 16384;  // goroutines with a pending call at the same time
   // --stacks: unwind the caller's stack at each exit (at least slower_than_ns long) with the
-  // shared unwind core, from these runtime facts: the binary's pcsp runs and per-process
+  // shared unwind core, from these runtime facts: the binary's pcsp table (runs and bucket
+  // index, GoBinaryFacts::pcsp.cells) and per-process
   // sb_proc_info (key 0: any process of a non-PIE binary).
   bool stacks = false;
   uint64_t slower_than_ns = 0;

@@ -142,7 +142,7 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
   }
 
   if (sampler_ != nullptr) {
-    auto base = sampler_->UploadSpDeltas(key, p.facts->sp_deltas);
+    auto base = sampler_->UploadSpDeltas(key, p.facts->pcsp.cells);
     if (!base.ok()) return base.take_error();
     sb_proc_info info = unwinder::MakeProcInfo(*p.facts, p.bias, *base);
     for (const auto& m : p.maps)

@@ -371,6 +371,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
   CollectRanges(*go, bin.elf(), local_file.empty() ? path : local_file, f.get());
   CollectSpDeltas(*go, f.get());
+  f->pcsp = unwind::BuildPcspTable(f->sp_deltas, f->text_end - f->text_start);
   CollectSavePoints(bin, f.get());
   CollectNewstackMorebuf(bin, local_file.empty() ? path : local_file, f.get());
   f->gogo = FindGogoWindow(bin);
@@ -409,8 +410,7 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.iscgo_addr = facts.iscgo_addr + bias;
   }
   pi.delta_first = delta_first;
-  pi.delta_count = static_cast<uint32_t>(facts.sp_deltas.size());
-  unwind::FillDeltaIndex(&pi, facts.sp_deltas, facts.text_end - facts.text_start);
+  unwind::SetPcspIndex(&pi, facts.pcsp);
   pi.go_minor = static_cast<uint32_t>(facts.go_minor);
   pi.off = facts.offsets;
   for (const auto& r : facts.ranges) {

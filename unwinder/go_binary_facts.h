@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "ebpf/unwind/delta_index.h"
 #include "ebpf/unwind/unwind_types.h"
 #include "symbolizer/binary.h"
 #include "unwinder/clone_child.h"
@@ -89,6 +90,9 @@ struct GoBinaryFacts {
   CloneChild clone;            // runtime.clone's child (a new thread's root; amd64 also the shared part), link-time
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start
+  // What the sp_deltas array of the BPF programs (and coredump replay's table) holds for this
+  // binary from sb_proc_info.delta_first on: sp_deltas, then their bucket index.
+  unwind::PcspTable pcsp;
 };
 
 // Analyses a Go executable. Errors only when it is not a Go binary at all; missing facts are
@@ -99,7 +103,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
                                                              const std::string& local_file = "");
 
 // sb_proc_info for a process running `facts` with load bias `bias` (0 for non-PIE).
-// delta_first is the binary's first index in the BPF sp_deltas array.
+// delta_first is where the binary's pcsp table (facts.pcsp.cells) starts in the BPF sp_deltas array.
 sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t delta_first);
 
 }  // namespace sb::unwinder

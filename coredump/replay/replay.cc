@@ -205,7 +205,7 @@ Result<ReplayResult> Replay(const ReplayInput& in) {
   for (const auto& t : (*core)->threads()) {
     unwind::HostUnwindInput hin;
     hin.info = &info;
-    hin.deltas = &(*facts)->sp_deltas;
+    hin.deltas = &(*facts)->pcsp.cells;
     hin.memory = &memory;
     hin.fault_addresses = in.fault_addresses;
     hin.record_reads = in.record_reads;

@@ -277,23 +277,29 @@ SB_SUBPROG long sb_find_delta_run(sb_u64 env, sb_u32 first, sb_u32 count, sb_u32
   return (long)(first + lo);
 }
 
-/* pcsp value at pc, by binary search over this binary's runs. 0 found, -1 not found. */
+/* Entry k of the binary's bucket index (delta_index.h: two per cell after its runs). */
+SB_INLINE int sb_delta_bucket(struct sb_unwind_state *st, sb_u32 k, sb_u32 *run) {
+  const struct sb_proc_info *pi = st->pi;
+  struct sb_sp_delta cell;
+  if (sb_delta_entry(SB_ENV(st), pi->delta_first + pi->delta_count + (k >> 1), &cell) != 0) return -1;
+  *run = (k & 1) ? (sb_u32)cell.delta : cell.pc_off;
+  return 0;
+}
+
+/* pcsp value at pc: the runs between pc's bucket's two index entries (one or two, usually),
+ * else by binary search over all of this binary's runs. 0 found, -1 not found. */
 SB_INLINE int sb_lookup_sp_delta(struct sb_unwind_state *st, sb_u64 pc, sb_s32 *delta) {
   const struct sb_proc_info *pi = st->pi;
   if (pi->delta_count == 0 || !sb_in_go_text(pi, pc)) return -1;
   sb_u32 off = (sb_u32)(pc - pi->text_start);
   sb_u32 first = 0, count = pi->delta_count;
-  sb_u32 shift = pi->delta_page_shift;
-  if (shift > 0 && shift < 32) {
-    /* Only pc's text page: its runs, and the run before them (it covers the page's start). */
-    sb_u32 page = off >> shift;
-    if (page < SB_DELTA_PAGES) {
-      sb_u32 lo = pi->delta_page[page], hi = pi->delta_page[page + 1];
-      if (lo > 0) lo--;
-      if (lo < hi && hi <= count) {
-        first = lo;
-        count = hi - lo;
-      }
+  sb_u32 shift = pi->delta_index_shift;
+  if (pi->delta_buckets != 0 && shift < 32) {
+    sb_u32 k = off >> shift, lo = 0, hi = 0;
+    if (k < pi->delta_buckets && sb_delta_bucket(st, k, &lo) == 0 && sb_delta_bucket(st, k + 1, &hi) == 0 &&
+        lo <= hi && hi < count) {
+      first = lo;
+      count = hi - lo + 1;
     }
   }
   long idx = sb_find_delta_run(st->w->env, pi->delta_first + first, count, off);
@@ -1217,14 +1223,15 @@ SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *
 SB_INLINE void sb_systemstack_window(struct sb_unwind_state *st, const struct sb_regs *regs) {
   const struct sb_proc_info *pi = st->pi;
   sb_u64 pc = regs->pc;
-  /* m.g0 is read lazily (sb_g0): with TLS g = m.curg it is not loaded yet. */
-  if (st->w->curg == 0 || sb_g0(st) == 0) return;
-  if (pc >= pi->sstack_g0_lo && pc < pi->sstack_g0_hi && st->w->g == st->w->g0 &&
-      sb_sp_in_stack(st, st->w->curg, regs->sp)) {
+  int in_g0_window = pc >= pi->sstack_g0_lo && pc < pi->sstack_g0_hi;
+  int in_gp_window = pc >= pi->sstack_gp_lo && pc < pi->sstack_gp_hi;
+  /* m.g0 is read lazily (sb_g0): with TLS g = m.curg it is not loaded yet, and a sample
+   * outside both windows (nearly all) must not pay for that read. */
+  if (!(in_g0_window || in_gp_window) || st->w->curg == 0 || sb_g0(st) == 0) return;
+  if (in_g0_window && st->w->g == st->w->g0 && sb_sp_in_stack(st, st->w->curg, regs->sp)) {
     st->w->g = st->w->curg;
     st->w->on_g0 = 0;
-  } else if (pc >= pi->sstack_gp_lo && pc < pi->sstack_gp_hi && st->w->g == st->w->curg &&
-             sb_sp_in_stack(st, st->w->g0, regs->sp)) {
+  } else if (in_gp_window && st->w->g == st->w->curg && sb_sp_in_stack(st, st->w->g0, regs->sp)) {
     st->w->g = st->w->g0;
     st->w->on_g0 = 1;
   }

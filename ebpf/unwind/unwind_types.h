@@ -31,8 +31,6 @@ typedef __s64 sb_s64;
 #define SB_MAX_MCALL_SITES 64
 /* arm64: functions with a single call to runtime.gogo (execute, recovery, ...), a power of two. */
 #define SB_MAX_GOGO_CALLERS 8
-/* Pages of the pcsp index (sb_proc_info.delta_page), a power of two. */
-#define SB_DELTA_PAGES 256
 #define SB_COMM_LEN 16
 
 enum sb_arch {
@@ -156,8 +154,8 @@ struct sb_proc_info {
   sb_u64 text_start;    /* Go text, runtime addresses (PIE bias applied) */
   sb_u64 text_end;
   sb_s64 tls_g_offset;  /* amd64: g = *(fs_base + tls_g_offset); arm64: *(TPIDR_EL0 + tls_g_offset) */
-  sb_u32 delta_first;   /* this binary's run of entries in the sp_deltas array */
-  sb_u32 delta_count;
+  sb_u32 delta_first;   /* this binary's pcsp table in the sp_deltas array: its runs, */
+  sb_u32 delta_count;   /*   delta_count of them, then its bucket index (delta_index.h) */
   sb_u32 go_minor;      /* 19 for go1.19 ... */
   sb_u32 nranges;
   sb_u64 vdso_start;    /* this process's [vdso] mapping */
@@ -176,11 +174,12 @@ struct sb_proc_info {
   /* mcall saves its own return address: the return sites of every call to runtime.mcall,
    * ascending, as offsets from text_start. */
   sb_u32 mcall_sites[SB_MAX_MCALL_SITES];
-  /* pcsp page index (delta_index.h): the runs starting in text page k (pages of
-   * 1 << delta_page_shift bytes from text_start) are [delta_page[k], delta_page[k + 1]) from
-   * delta_first, so a lookup searches one page instead of the whole binary. 0: no index. */
-  sb_u32 delta_page_shift;
-  sb_u32 delta_page[SB_DELTA_PAGES + 1];
+  /* pcsp bucket index (delta_index.h): after the delta_count runs, one u32 per bucket of
+   * 1 << delta_index_shift bytes of text (entries 0 ... delta_buckets, two per cell): the run
+   * covering the bucket's first byte, so a lookup searches the one or two runs between entries
+   * k and k + 1 instead of the whole binary. delta_buckets 0: no index. */
+  sb_u32 delta_index_shift;
+  sb_u32 delta_buckets;
   /* newstack's copy of m.morebuf (issue 13 item 2): where DWARF's location list puts
    * runtime.newstack's local `morebuf` (a runtime.gobuf: f's caller's pc and sp, and g) at a
    * fixed offset from newstack's CFA, for return addresses in [newstack_lo, newstack_hi)

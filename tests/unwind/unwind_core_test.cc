@@ -180,12 +180,14 @@ class UnwindCoreTest : public ::testing::Test {
     // sb_classify needs the ranges ascending by start, as MakeProcInfo leaves them.
     std::sort(info_.ranges, info_.ranges + info_.nranges,
               [](const sb_range& a, const sb_range& b) { return a.start < b.start; });
-    // and the pcsp page index, as MakeProcInfo builds it (off: the whole-table search).
-    if (use_delta_index_) FillDeltaIndex(&info_, deltas_, kTextEnd - kText);
-    else info_.delta_page_shift = 0;
+    // and the pcsp table with its bucket index, as AnalyzeGoBinary builds it (off: the
+    // whole-table search; index_shift_: buckets of that size instead of the natural ones).
+    table_ = BuildPcspTable(deltas_, kTextEnd - kText, index_shift_);
+    if (!use_delta_index_) table_.buckets = 0;
+    SetPcspIndex(&info_, table_);
     HostUnwindInput in;
     in.info = &info_;
-    in.deltas = &deltas_;
+    in.deltas = &table_.cells;
     in.memory = &mem_;
     in.fault_addresses = faults_;
     Registers r;
@@ -199,7 +201,9 @@ class UnwindCoreTest : public ::testing::Test {
 
   sb_proc_info info_{};
   std::vector<sb_sp_delta> deltas_;
+  PcspTable table_;
   bool use_delta_index_ = true;
+  uint32_t index_shift_ = 0;
   FakeMemory mem_;
   std::set<uint64_t> faults_;
   sb_counters counters_{};
@@ -272,27 +276,31 @@ TEST_F(UnwindCoreTest, CloneParentAtTheSharedPcWalksToItsCaller) {
   EXPECT_EQ(Frames(unread).size(), 3u);
 }
 
-// The pcsp page index (one text page's runs searched instead of all) finds exactly what the
-// whole-table search finds: a sample at every pc of the text, with and without it.
-TEST_F(UnwindCoreTest, PcspPageIndexAgreesWithTheWholeSearchAtEveryPc) {
+// The pcsp bucket index (the runs between a bucket's two index entries searched instead of
+// all) finds exactly what the whole-table search finds: a sample at every pc of the text, with
+// and without it, with the natural buckets (256 bytes: several runs each) and with 16-byte ones.
+TEST_F(UnwindCoreTest, PcspBucketIndexAgreesWithTheWholeSearchAtEveryPc) {
   SetCurrentG(kG);
   uint64_t caller_fp = kGStackHi - 0x100;
   uint64_t sp = caller_fp - 0x28;
   for (uint64_t a = sp; a < kGStackHi; a += 8) mem_.Put64(a, kMainF + 0x60);
   Frame(caller_fp, 0, kGoexit + 1);
-  FillDeltaIndex(&info_, deltas_, kTextEnd - kText);
-  EXPECT_EQ(info_.delta_page_shift, 4u);  // 4 KiB of text in 256 pages of 16 bytes
-  int with_frames = 0;
-  for (uint64_t pc = kText; pc < kTextEnd; pc++) {
-    use_delta_index_ = true;
-    auto indexed = Run(pc, sp, caller_fp);
-    use_delta_index_ = false;
-    auto whole = Run(pc, sp, caller_fp);
-    ASSERT_EQ(Frames(indexed), Frames(whole)) << std::hex << pc;
-    ASSERT_EQ(indexed.sample.stop_reason, whole.sample.stop_reason) << std::hex << pc;
-    with_frames += indexed.sample.nframes > 1;
+  EXPECT_EQ(BuildPcspTable(deltas_, kTextEnd - kText).shift, 8u);  // 4 KiB, 15 runs: 16 buckets
+  for (uint32_t shift : {0u, 4u}) {
+    index_shift_ = shift;
+    int with_frames = 0;
+    for (uint64_t pc = kText; pc < kTextEnd; pc++) {
+      use_delta_index_ = true;
+      auto indexed = Run(pc, sp, caller_fp);
+      ASSERT_GT(info_.delta_buckets, 0u);
+      use_delta_index_ = false;
+      auto whole = Run(pc, sp, caller_fp);
+      ASSERT_EQ(Frames(indexed), Frames(whole)) << std::hex << pc << " shift " << std::dec << shift;
+      ASSERT_EQ(indexed.sample.stop_reason, whole.sample.stop_reason) << std::hex << pc;
+      with_frames += indexed.sample.nframes > 1;
+    }
+    EXPECT_GT(with_frames, 1000);  // the walks went somewhere
   }
-  EXPECT_GT(with_frames, 1000);  // the walks went somewhere
 }
 
 // Sampled in main.f's prologue right after PUSHQ BP (delta 8, BP not yet moved).

@@ -248,17 +248,24 @@ TEST(GoBinaryFacts, ProcInfoAppliesTheBias) {
   for (const auto& r : f->ranges) lowest = std::min(lowest, r.start);
   EXPECT_EQ(pi.ranges[0].start, lowest + 0x555555554000);
   for (uint32_t i = 1; i < pi.nranges; i++) EXPECT_LE(pi.ranges[i - 1].end, pi.ranges[i].start) << i;
-  // The pcsp page index covers the text: page k's runs start in page k.
-  ASSERT_GT(pi.delta_page_shift, 0u);
-  EXPECT_LT((f->text_end - f->text_start - 1) >> pi.delta_page_shift, uint64_t{SB_DELTA_PAGES});
-  EXPECT_EQ(pi.delta_page[0], 0u);
-  EXPECT_EQ(pi.delta_page[SB_DELTA_PAGES], f->sp_deltas.size());
-  for (uint32_t k = 0; k < SB_DELTA_PAGES; k++) {
-    uint64_t lo = uint64_t{k} << pi.delta_page_shift, hi = uint64_t{k + 1} << pi.delta_page_shift;
-    for (uint32_t i = pi.delta_page[k]; i < pi.delta_page[k + 1]; i++) {
-      ASSERT_GE(f->sp_deltas[i].pc_off, lo) << k;
-      ASSERT_LT(f->sp_deltas[i].pc_off, hi) << k;
-    }
+  // The pcsp table: the runs, then the bucket index over the text (at most two buckets per run),
+  // whose entry k is the run covering bucket k's first byte.
+  const auto& t = f->pcsp;
+  ASSERT_GT(t.buckets, 0u);
+  EXPECT_EQ(pi.delta_index_shift, t.shift);
+  EXPECT_EQ(pi.delta_buckets, t.buckets);
+  EXPECT_EQ(uint64_t{t.buckets}, ((f->text_end - f->text_start - 1) >> t.shift) + 1);
+  EXPECT_LE(t.buckets, 2 * f->sp_deltas.size() + 1);
+  ASSERT_EQ(t.cells.size(), f->sp_deltas.size() + (t.buckets + 2) / 2);
+  for (size_t i = 0; i < f->sp_deltas.size(); i++) ASSERT_EQ(t.cells[i].pc_off, f->sp_deltas[i].pc_off) << i;
+  const auto& runs = f->sp_deltas;
+  for (uint32_t k = 0; k <= t.buckets; k++) {
+    const sb_sp_delta& cell = t.cells[runs.size() + k / 2];
+    uint32_t run = (k & 1) ? static_cast<uint32_t>(cell.delta) : cell.pc_off;
+    uint64_t start = uint64_t{k} << t.shift;
+    ASSERT_LT(run, runs.size()) << k;
+    if (run > 0) ASSERT_LE(runs[run].pc_off, start) << k;
+    if (run + 1 < runs.size()) ASSERT_GT(runs[run + 1].pc_off, start) << k;
   }
 }
 

@@ -161,7 +161,7 @@ int RunTrace(const TraceArgs& a) {
     stack_facts = facts;
     if (!facts->has_offsets)
       stacks_note = "runtime offsets unknown for this binary: call paths stop at the first stack switch (no_offsets)";
-    topts.sp_deltas = facts->sp_deltas;
+    topts.sp_deltas = facts->pcsp.cells;
   }
   auto tracer = exitprobe::Tracer::Load(*plan, topts);
   if (!tracer.ok()) return Fail(tracer.error());
