@@ -152,7 +152,15 @@ static inline void sb_xp_proc_info_add_bias(struct sb_proc_info *pi, sb_u64 bias
     pi->clone_shared_lo += bias;
     pi->clone_shared_hi += bias;
   }
-  /* newstack_lo/hi, mcall_sites, mcall_fns, gogo_callers and the pcsp page index are offsets
+  if (pi->special_hi) { /* the spans (proc_info_spans.h) */
+    pi->special_lo += bias;
+    pi->special_hi += bias;
+  }
+  if (pi->windows_hi) {
+    pi->windows_lo += bias;
+    pi->windows_hi += bias;
+  }
+  /* newstack_lo/hi, mcall_sites, mcall_fns, gogo_callers and the pcsp bucket index are offsets
    * from text_start. */
 }
 

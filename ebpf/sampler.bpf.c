@@ -8,6 +8,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "unwind/unwind_types.h"
+#define SB_PCSP_CACHE 1 /* the per-CPU pcsp cache (bpf_env.bpf.h): the sampler only */
 #include "unwind/bpf_env.bpf.h"
 #include "unwind/user_regs.bpf.h"
 #include "unwind/unwind_core.h"

@@ -142,15 +142,13 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
   }
 
   if (sampler_ != nullptr) {
-    auto base = sampler_->UploadSpDeltas(key, p.facts->pcsp.cells);
-    if (!base.ok()) return base.take_error();
-    sb_proc_info info = unwinder::MakeProcInfo(*p.facts, p.bias, *base);
+    sb_proc_info info = unwinder::MakeProcInfo(*p.facts, p.bias, 0);  // the sampler places the pcsp table
     for (const auto& m : p.maps)
       if (m.path == "[vdso]") {
         info.vdso_start = m.start;
         info.vdso_end = m.end;
       }
-    if (auto s = sampler_->TrackProcess(pid, info); !s.ok()) return MakeError(s.error());
+    if (auto s = sampler_->TrackProcess(pid, info, key, p.facts->pcsp.cells); !s.ok()) return MakeError(s.error());
   }
   procs_[pid] = std::move(p);
   return &procs_[pid];

@@ -37,7 +37,9 @@ nlohmann::json StatsToJson(const RecordStats& s) {
               {"verified_insns", s.bpf_verified_insns},
               {"unwound", s.unwound},
               {"unwind_ns", s.unwind_ns},
-              {"unwind_frames", s.unwind_frames}};
+              {"unwind_frames", s.unwind_frames},
+              {"pcsp_lookups", s.pcsp_lookups},
+              {"pcsp_cache_hits", s.pcsp_cache_hits}};
   j["labels"] = s.labels;
   j["bpf"]["labels_ns"] = s.labels_ns;
   j["kernel"] = {{"enabled", s.kernel},

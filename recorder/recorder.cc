@@ -35,6 +35,8 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.fp_walk_ns = c.fp_walk_ns;
   st.fp_walk_frames = c.fp_walk_frames;
   st.labels_ns = c.labels_ns;
+  st.pcsp_lookups = c.pcsp_lookups;
+  st.pcsp_cache_hits = c.pcsp_cache_hits;
   for (int i = 0; i < SB_LABELS_MAX; i++) st.labels[LabelsStatusName(i)] = c.labels[i];
   for (const auto& [key, n] : agg.stacks()) {
     st.stop_reasons[unwind::StopReasonName(key.stop_reason)] += n;

@@ -20,8 +20,6 @@
 namespace sb::unwinder {
 namespace {
 
-constexpr uint32_t kSpDeltaEntries = 1u << 21;  // must match bpf_env.bpf.h
-
 int SilentPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
   if (level == LIBBPF_WARN && getenv("SWITCHBACK_BPF_DEBUG")) return vfprintf(stderr, fmt, args);
   if (getenv("SWITCHBACK_BPF_DEBUG")) return vfprintf(stderr, fmt, args);
@@ -80,6 +78,7 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
     return MakeError("max frames must be 1.." + std::to_string(SB_MAX_FRAMES) + ", not " +
                      std::to_string(opts.max_frames));
   s->max_frames_ = opts.max_frames;
+  s->pcsp_space_ = PcspTableSpace(bpf_map__max_entries(s->skel_->maps.sp_deltas));
   // SWITCHBACK_BPF_VERIFIER_LOG=PATH: the verifier's whole log of a successful load, for
   // tools/bench/verifier_cost.py (what each global function of the unwind core costs it).
   static std::vector<char> verifier_log;
@@ -163,12 +162,7 @@ BpfSampler::~BpfSampler() {
   if (skel_) sampler_bpf__destroy(skel_);
 }
 
-Result<uint32_t> BpfSampler::UploadSpDeltas(const std::string& binary_key,
-                                            const std::vector<sb_sp_delta>& d) {
-  if (auto it = delta_base_.find(binary_key); it != delta_base_.end()) return it->second;
-  if (d.size() > kSpDeltaEntries - delta_used_)
-    return MakeError("pcsp table full: " + std::to_string(d.size()) + " more entries do not fit");
-  uint32_t base = delta_used_;
+Status BpfSampler::WriteCells(uint32_t first, const std::vector<sb_sp_delta>& d) {
   int fd = bpf_map__fd(skel_->maps.sp_deltas);
   // Batched update: one syscall per 64k entries instead of one per entry.
   constexpr size_t kBatch = 65536;
@@ -176,7 +170,7 @@ Result<uint32_t> BpfSampler::UploadSpDeltas(const std::string& binary_key,
   for (size_t i = 0; i < d.size(); i += kBatch) {
     size_t n = std::min(kBatch, d.size() - i);
     keys.resize(n);
-    for (size_t j = 0; j < n; j++) keys[j] = base + static_cast<uint32_t>(i + j);
+    for (size_t j = 0; j < n; j++) keys[j] = first + static_cast<uint32_t>(i + j);
     uint32_t count = static_cast<uint32_t>(n);
     LIBBPF_OPTS(bpf_map_batch_opts, opts);
     if (bpf_map_update_batch(fd, keys.data(), &d[i], &count, &opts) != 0) {
@@ -185,21 +179,39 @@ Result<uint32_t> BpfSampler::UploadSpDeltas(const std::string& binary_key,
           return MakeError("cannot fill the pcsp map: " + Errno(errno));
     }
   }
-  delta_used_ += static_cast<uint32_t>(d.size());
-  delta_base_[binary_key] = base;
-  return base;
+  return Status::Ok();
 }
 
-Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& in) {
+Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& in, const std::string& binary_key,
+                                const std::vector<sb_sp_delta>& pcsp_cells) {
+  UntrackProcess(pid);  // a pid tracked again (exec): its old table reference goes first
+  auto now = PcspTableSpace::Clock::now();
+  auto table = pcsp_space_.Acquire(binary_key, static_cast<uint32_t>(pcsp_cells.size()), now);
+  if (!table.ok()) return MakeError(table.error());
+  if (table->fresh) {
+    if (auto s = WriteCells(table->first, pcsp_cells); !s.ok()) {
+      pcsp_space_.Release(binary_key, now);
+      return s;
+    }
+  }
   sb_proc_info info = in;
   info.max_frames = max_frames_;
-  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.proc_info), &pid, &info, BPF_ANY) != 0)
+  info.delta_first = table->first;
+  info.delta_table = table->id;
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.proc_info), &pid, &info, BPF_ANY) != 0) {
+    pcsp_space_.Release(binary_key, now);
     return MakeError("cannot track process " + std::to_string(pid) + ": " + Errno(errno));
+  }
+  tracked_[pid] = binary_key;
   return Status::Ok();
 }
 
 void BpfSampler::UntrackProcess(uint32_t pid) {
+  auto it = tracked_.find(pid);
+  if (it == tracked_.end()) return;
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.proc_info), &pid);
+  pcsp_space_.Release(it->second, PcspTableSpace::Clock::now());
+  tracked_.erase(it);
 }
 
 int BpfSampler::Poll(int timeout_ms, const SampleFn& on_sample, const NewProcessFn& on_new_process) {
@@ -226,6 +238,8 @@ sb_counters BpfSampler::Counters() const {
     total.fp_walk_ns += c.fp_walk_ns;
     total.fp_walk_frames += c.fp_walk_frames;
     total.labels_ns += c.labels_ns;
+    total.pcsp_lookups += c.pcsp_lookups;
+    total.pcsp_cache_hits += c.pcsp_cache_hits;
     for (int i = 0; i < SB_LABELS_MAX; i++) total.labels[i] += c.labels[i];
     for (int i = 0; i < SB_STOP_MAX; i++) total.stop[i] += c.stop[i];
     for (int i = 0; i < SB_CROSS_MAX; i++)

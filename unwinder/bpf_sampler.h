@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "ebpf/sampler.h"
 #include "ebpf/unwind/unwind_types.h"
+#include "unwinder/pcsp_table_space.h"
 
 struct sampler_bpf;
 struct bpf_link;
@@ -47,10 +48,13 @@ class BpfSampler {
   BpfSampler(const BpfSampler&) = delete;
   BpfSampler& operator=(const BpfSampler&) = delete;
 
-  // Uploads a binary's pcsp runs once (keyed by binary_key) and returns its first index.
-  Result<uint32_t> UploadSpDeltas(const std::string& binary_key, const std::vector<sb_sp_delta>& d);
-  Status TrackProcess(uint32_t pid, const sb_proc_info& info);
+  // Hands PID to the BPF program: its facts, with its binary's pcsp table (pcsp_cells, shared
+  // by the processes of binary_key: written once, its space freed with the last of them;
+  // delta_first and delta_table are set here). Tracking a tracked pid again replaces it.
+  Status TrackProcess(uint32_t pid, const sb_proc_info& info, const std::string& binary_key,
+                      const std::vector<sb_sp_delta>& pcsp_cells);
   void UntrackProcess(uint32_t pid);
+  const PcspTableSpace& pcsp_space() const { return pcsp_space_; }
 
   // The record as sent (sb_cpu_sample: the kernel stack and the user sample).
   using SampleFn = std::function<void(const sb_cpu_sample&)>;
@@ -70,8 +74,10 @@ class BpfSampler {
   std::vector<::bpf_link*> links_;
   ::ring_buffer* samples_rb_ = nullptr;
   ::ring_buffer* procs_rb_ = nullptr;
-  std::map<std::string, uint32_t> delta_base_;
-  uint32_t delta_used_ = 0;
+  Status WriteCells(uint32_t first, const std::vector<sb_sp_delta>& cells);
+
+  PcspTableSpace pcsp_space_{0};  // sized by the sp_deltas map once opened
+  std::map<uint32_t, std::string> tracked_;  // pid -> the binary whose table it holds
   uint32_t max_frames_ = SB_DEFAULT_MAX_FRAMES;
   const SampleFn* cur_sample_fn_ = nullptr;
   const NewProcessFn* cur_proc_fn_ = nullptr;

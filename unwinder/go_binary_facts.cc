@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ebpf/unwind/delta_index.h"
+#include "ebpf/unwind/proc_info_spans.h"
 #include "unwinder/asm_offsets.h"
 #include "unwinder/call_sites.h"
 #include "unwinder/clone_child.h"
@@ -418,9 +419,6 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.ranges[pi.nranges++] =
         sb_range{r.start + bias, r.end + bias, static_cast<uint32_t>(r.kind), static_cast<uint32_t>(r.slot_offset)};
   }
-  // sb_classify searches them: ascending by start (the functions are distinct, so disjoint).
-  std::sort(pi.ranges, pi.ranges + pi.nranges,
-            [](const sb_range& a, const sb_range& b) { return a.start < b.start; });
   if (facts.morestack) pi.morestack = facts.morestack + bias;
   if (facts.morestack_noctxt) pi.morestack_noctxt = facts.morestack_noctxt + bias;
   if (facts.systemstack_switch_start) {
@@ -474,6 +472,7 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.morebuf_cfa_off = facts.morebuf_cfa_off;
     pi.gobuf_g = facts.gobuf_g;
   }
+  unwind::SetProcInfoSpans(&pi);  // ranges sorted, the span tests' bounds
   return pi;
 }
 

@@ -228,9 +228,7 @@ SB_INLINE void sb_crossed(struct sb_unwind_state *st, int crossing) {
 /* The bounding test alone: pc outside the span of every range (SB_FN_NONE). The frame loop
  * runs it inline, so a frame of the program's own code costs no call. */
 SB_INLINE int sb_outside_special(const struct sb_proc_info *pi, sb_u64 pc) {
-  sb_u32 n = pi->nranges;
-  if (n == 0 || n > SB_MAX_RANGES) return 1;
-  return pc < pi->ranges[0].start || pc >= pi->ranges[(n - 1) & (SB_MAX_RANGES - 1)].end;
+  return pc < pi->special_lo || pc >= pi->special_hi; /* the span, precomputed: no range read */
 }
 
 SB_SUBPROG int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
@@ -277,6 +275,13 @@ SB_SUBPROG long sb_find_delta_run(sb_u64 env, sb_u32 first, sb_u32 count, sb_u32
   return (long)(first + lo);
 }
 
+/* The includer's pcsp cache (bpf_env.bpf.h: the sampler's), keyed by sb_proc_info.delta_table
+ * (0: none) and the pc's offset; none by default (coredump replay, the exit probe). */
+#ifndef SB_HAS_PCSP_CACHE
+SB_INLINE int sb_pcsp_cache_get(void *env, sb_u32 table, sb_u32 off, sb_s32 *delta) { return -1; }
+SB_INLINE void sb_pcsp_cache_put(void *env, sb_u32 table, sb_u32 off, sb_s32 delta) {}
+#endif
+
 /* Entry k of the binary's bucket index (delta_index.h: two per cell after its runs). */
 SB_INLINE int sb_delta_bucket(struct sb_unwind_state *st, sb_u32 k, sb_u32 *run) {
   const struct sb_proc_info *pi = st->pi;
@@ -292,6 +297,11 @@ SB_INLINE int sb_lookup_sp_delta(struct sb_unwind_state *st, sb_u64 pc, sb_s32 *
   const struct sb_proc_info *pi = st->pi;
   if (pi->delta_count == 0 || !sb_in_go_text(pi, pc)) return -1;
   sb_u32 off = (sb_u32)(pc - pi->text_start);
+  if (st->cnt) st->cnt->pcsp_lookups++;
+  if (pi->delta_table != 0 && sb_pcsp_cache_get(SB_ENV(st), pi->delta_table, off, delta) == 0) {
+    if (st->cnt) st->cnt->pcsp_cache_hits++;
+    return 0;
+  }
   sb_u32 first = 0, count = pi->delta_count;
   sb_u32 shift = pi->delta_index_shift;
   if (pi->delta_buckets != 0 && shift < 32) {
@@ -307,6 +317,7 @@ SB_INLINE int sb_lookup_sp_delta(struct sb_unwind_state *st, sb_u64 pc, sb_s32 *
   if (idx < 0 || sb_delta_entry(SB_ENV(st), (sb_u32)idx, &e) != 0) return -1;
   if (e.pc_off > off || e.delta < 0) return -1;
   *delta = e.delta;
+  if (pi->delta_table != 0) sb_pcsp_cache_put(SB_ENV(st), pi->delta_table, off, e.delta);
   return 0;
 }
 
@@ -1237,6 +1248,12 @@ SB_INLINE void sb_systemstack_window(struct sb_unwind_state *st, const struct sb
   }
 }
 
+/* Whether pc lies in the span of the windows tested before the walk (gogo, systemstack, clone,
+ * save_g): outside it, which is nearly every sample, none of their fields is read. */
+SB_INLINE int sb_in_windows(const struct sb_proc_info *pi, sb_u64 pc) {
+  return pc >= pi->windows_lo && pc < pi->windows_hi;
+}
+
 /* Finds the sampled thread's g: the TLS slot when known and live (always on amd64; arm64 with
  * iscgo set), else the g register (arm64 keeps g in R28 in Go code; C code preserves it,
  * callee-saved). */
@@ -1250,11 +1267,13 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
   }
   if (found != 0 && SB_ARM64(st)) found = sb_try_g(st, regs->g_reg);
   if (found != 0) return;
-  /* arm64 with cgo: g's TLS slot is gp only once save_g has run, g0 before. */
-  if (pi->gogo_gp_hi != 0 && st->w->curg != 0 &&
-      (st->w->g == st->w->curg || (SB_ARM64(st) && st->w->g == st->w->g0)))
-    sb_gogo_window(st, regs);
-  if (!SB_ARM64(st) && pi->sstack_g0_hi != 0) sb_systemstack_window(st, regs);
+  if (sb_in_windows(pi, regs->pc)) {
+    /* arm64 with cgo: g's TLS slot is gp only once save_g has run, g0 before. */
+    if (pi->gogo_gp_hi != 0 && st->w->curg != 0 &&
+        (st->w->g == st->w->curg || (SB_ARM64(st) && st->w->g == st->w->g0)))
+      sb_gogo_window(st, regs);
+    if (!SB_ARM64(st) && pi->sstack_g0_hi != 0) sb_systemstack_window(st, regs);
+  }
   sb_u64 user_g = st->w->g == st->w->curg ? st->w->g : (st->w->on_g0 ? st->w->curg : 0);
   sb_name_goroutine(st, user_g);
   if (st->w->on_g0) st->out->flags |= SB_SAMPLE_ON_G0;
@@ -1276,7 +1295,9 @@ SB_SUBPROG long sb_g_load_g(struct sb_walk *w, const struct sb_proc_info *pi, st
 SB_INLINE int sb_clone_child(struct sb_unwind_state *st, const struct sb_regs *regs) {
   const struct sb_proc_info *pi = st->pi;
   sb_u64 g = 1;
-  if (regs->pc < pi->clone_shared_lo || regs->pc >= pi->clone_shared_hi || SB_ARM64(st)) return 0;
+  if (!sb_in_windows(pi, regs->pc) || regs->pc < pi->clone_shared_lo || regs->pc >= pi->clone_shared_hi ||
+      SB_ARM64(st))
+    return 0;
   if (!(pi->flags & SB_PI_HAS_TLS) || regs->tls_base == 0) return 0;
   return sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0 && g == 0;
 }

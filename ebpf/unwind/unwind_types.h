@@ -147,7 +147,10 @@ struct sb_gogo_caller {
   sb_u32 site;
 };
 
-/* Per-process facts, keyed by tgid in the proc_info map. */
+/* Per-process facts, keyed by tgid in the proc_info map. The fields every sample reads come
+ * first, in the first three cache lines: a sample finds this map value cold (1 ms and a busy
+ * program since the last one), and each other line it touches costs a miss (about 100 ns on
+ * the VMs measured); the rest is read only inside a switch function or a window. */
 struct sb_proc_info {
   sb_u32 flags;
   sb_u32 arch;          /* enum sb_arch */
@@ -156,11 +159,30 @@ struct sb_proc_info {
   sb_s64 tls_g_offset;  /* amd64: g = *(fs_base + tls_g_offset); arm64: *(TPIDR_EL0 + tls_g_offset) */
   sb_u32 delta_first;   /* this binary's pcsp table in the sp_deltas array: its runs, */
   sb_u32 delta_count;   /*   delta_count of them, then its bucket index (delta_index.h) */
-  sb_u32 go_minor;      /* 19 for go1.19 ... */
+  /* pcsp bucket index (delta_index.h): after the delta_count runs, one u32 per bucket of
+   * 1 << delta_index_shift bytes of text (entries 0 ... delta_buckets, two per cell): the run
+   * covering the bucket's first byte, so a lookup searches the one or two runs between entries
+   * k and k + 1 instead of the whole binary. delta_buckets 0: no index. */
+  sb_u32 delta_index_shift;
+  sb_u32 delta_buckets;
+  /* Names this binary's table for the sampler's per-CPU pcsp cache (bpf_env.bpf.h): set by
+   * the sampler when it uploads the table, never reused while it runs; 0: no caching. */
+  sb_u32 delta_table;
+  sb_u32 max_frames;    /* frames per stack, at most SB_MAX_FRAMES; 0: SB_DEFAULT_MAX_FRAMES */
   sb_u32 nranges;
+  sb_u32 go_minor;      /* 19 for go1.19 ... */
+  struct sb_go_offsets off;
+  /* [special_lo, special_hi): the span of `ranges` (proc_info_spans.h), so one test answers
+   * every frame of a program's own code (sb_outside_special). */
+  sb_u64 special_lo;
+  sb_u64 special_hi;
   sb_u64 vdso_start;    /* this process's [vdso] mapping */
   sb_u64 vdso_end;
-  struct sb_go_offsets off;
+  /* [windows_lo, windows_hi): the span of every window a sample's pc is tested against before
+   * the walk (gogo, systemstack, clone, save_g below; proc_info_spans.h): outside it (nearly
+   * every sample) none is read. 0, 0: none decoded. */
+  sb_u64 windows_lo;
+  sb_u64 windows_hi;
   struct sb_range ranges[SB_MAX_RANGES]; /* ascending by start, disjoint (sb_classify searches) */
   sb_u64 iscgo_addr;    /* arm64: runtime address of the byte runtime.iscgo (SB_PI_HAS_ISCGO) */
   /* The save points a goroutine's gobuf may hold when a crossing resumes it (the saved-pc
@@ -170,16 +192,10 @@ struct sb_proc_info {
   sb_u64 sswitch_start;      /* runtime.systemstack_switch: gosave_systemstack_switch saves a pc */
   sb_u64 sswitch_end;        /*   in it */
   sb_u32 nmcall_sites;
-  sb_u32 max_frames;         /* frames per stack, at most SB_MAX_FRAMES; 0: SB_DEFAULT_MAX_FRAMES */
+  sb_u32 pad_mcall;
   /* mcall saves its own return address: the return sites of every call to runtime.mcall,
    * ascending, as offsets from text_start. */
   sb_u32 mcall_sites[SB_MAX_MCALL_SITES];
-  /* pcsp bucket index (delta_index.h): after the delta_count runs, one u32 per bucket of
-   * 1 << delta_index_shift bytes of text (entries 0 ... delta_buckets, two per cell): the run
-   * covering the bucket's first byte, so a lookup searches the one or two runs between entries
-   * k and k + 1 instead of the whole binary. delta_buckets 0: no index. */
-  sb_u32 delta_index_shift;
-  sb_u32 delta_buckets;
   /* newstack's copy of m.morebuf (issue 13 item 2): where DWARF's location list puts
    * runtime.newstack's local `morebuf` (a runtime.gobuf: f's caller's pc and sp, and g) at a
    * fixed offset from newstack's CFA, for return addresses in [newstack_lo, newstack_hi)
@@ -318,6 +334,8 @@ struct sb_counters {
   sb_u64 labels[SB_LABELS_MAX]; /* samples by enum sb_labels_status */
   sb_u64 crossing[SB_CROSS_MAX][3];
   sb_u64 exiting;         /* samples of tasks tearing down (PF_EXITING or no mm): not unwound */
+  sb_u64 pcsp_lookups;    /* pcsp values looked up (the leaf, SP walks, some crossings) */
+  sb_u64 pcsp_cache_hits; /*   of which the sampler's per-CPU cache answered (bpf_env.bpf.h) */
 };
 
 #endif /* SWITCHBACK_UNWIND_TYPES_H */

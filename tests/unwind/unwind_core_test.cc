@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ebpf/unwind/delta_index.h"
+#include "ebpf/unwind/proc_info_spans.h"
 #include "ebpf/unwind/host_unwind.h"
 
 namespace sb::unwind {
@@ -176,18 +177,21 @@ class UnwindCoreTest : public ::testing::Test {
     mem_.Put64(fp, saved_fp);
     mem_.Put64(fp + 8, ret);
   }
-  HostUnwindResult Run(uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lr = 0, uint64_t g_reg = 0) {
-    // sb_classify needs the ranges ascending by start, as MakeProcInfo leaves them.
-    std::sort(info_.ranges, info_.ranges + info_.nranges,
-              [](const sb_range& a, const sb_range& b) { return a.start < b.start; });
-    // and the pcsp table with its bucket index, as AnalyzeGoBinary builds it (off: the
-    // whole-table search; index_shift_: buckets of that size instead of the natural ones).
+  // What MakeProcInfo and AnalyzeGoBinary derive: the ranges ascending by start and the spans
+  // (sb_classify, sb_outside_special, the windows), the pcsp table with its bucket index (off:
+  // the whole-table search; index_shift_: buckets of that size instead of the natural ones).
+  HostUnwindInput Prepare() {
+    SetProcInfoSpans(&info_);
     table_ = BuildPcspTable(deltas_, kTextEnd - kText, index_shift_);
     if (!use_delta_index_) table_.buckets = 0;
     SetPcspIndex(&info_, table_);
     HostUnwindInput in;
     in.info = &info_;
     in.deltas = &table_.cells;
+    return in;
+  }
+  HostUnwindResult Run(uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lr = 0, uint64_t g_reg = 0) {
+    HostUnwindInput in = Prepare();
     in.memory = &mem_;
     in.fault_addresses = faults_;
     Registers r;
@@ -1899,9 +1903,7 @@ class UnwindCoreArm64TlsTest : public UnwindCoreArm64Test {
   }
   void SetIscgo(uint8_t v) { mem_.Put32(kIscgo, v); }
   HostUnwindResult RunLeaf(uint64_t g_reg, bool record_reads = false) {
-    HostUnwindInput in;
-    in.info = &info_;
-    in.deltas = &deltas_;
+    HostUnwindInput in = Prepare();
     in.memory = &mem_;
     in.record_reads = record_reads;
     Registers r;

@@ -1,0 +1,36 @@
+// The derived fields of an sb_proc_info that let a sample skip most of it: the ranges sorted
+// (sb_classify's binary search), the span they cover (special_lo/hi, sb_outside_special) and the
+// span of the sample-start windows (windows_lo/hi, sb_load_g). Built in userspace; header-only
+// so that MakeProcInfo and the unit tests of the core derive them the same way.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "unwind_types.h"
+
+namespace sb::unwind {
+
+// Call after every range and window field is set (runtime addresses).
+inline void SetProcInfoSpans(sb_proc_info* pi) {
+  uint32_t n = std::min<uint32_t>(pi->nranges, SB_MAX_RANGES);
+  std::sort(pi->ranges, pi->ranges + n, [](const sb_range& a, const sb_range& b) { return a.start < b.start; });
+  pi->special_lo = pi->special_hi = 0;
+  if (n > 0) {
+    pi->special_lo = pi->ranges[0].start;
+    for (uint32_t i = 0; i < n; i++) pi->special_hi = std::max(pi->special_hi, pi->ranges[i].end);
+  }
+  const uint64_t windows[][2] = {
+      {pi->gogo_g0_lo, pi->gogo_g0_hi},       {pi->gogo_gp_lo, pi->gogo_gp_hi},
+      {pi->gogo_save_g_lo, pi->gogo_save_g_hi}, {pi->sstack_g0_lo, pi->sstack_g0_hi},
+      {pi->sstack_gp_lo, pi->sstack_gp_hi},   {pi->clone_shared_lo, pi->clone_shared_hi},
+  };
+  pi->windows_lo = pi->windows_hi = 0;
+  for (const auto& w : windows) {
+    if (w[1] <= w[0]) continue;
+    if (pi->windows_hi == 0 || w[0] < pi->windows_lo) pi->windows_lo = w[0];
+    pi->windows_hi = std::max(pi->windows_hi, w[1]);
+  }
+}
+
+}  // namespace sb::unwind
