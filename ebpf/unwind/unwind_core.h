@@ -436,7 +436,9 @@ SB_INLINE int sb_mcall_callee_ok(struct sb_unwind_state *st, sb_u64 gp) {
   const struct sb_go_offsets *o = &st->pi->off;
   sb_u64 pc = 0;
   if (gp == 0 || st->w->frame_exact || st->w->last_pc == 0) return 1;
-  if (sb_read_u64(st, gp + o->g_sched + o->gobuf_pc, &pc)) return 1; /* sb_gobuf_resume stops */
+  /* gp's header: read here or by sb_live_curg already, and sb_gobuf_resume reads it next. */
+  if (sb_ghdr(st, gp)) pc = st->w->hdr_pc;
+  else if (sb_read_u64(st, gp + o->g_sched + o->gobuf_pc, &pc)) return 1; /* sb_gobuf_resume stops */
   return sb_mcall_callee_is(st->pi, pc, st->w->last_pc - 1);
 }
 

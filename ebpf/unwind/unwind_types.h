@@ -330,12 +330,14 @@ struct sb_counters {
   sb_u64 fp_walk_ns;      /* --compare-fp-walk: time of a plain frame-pointer walk of the same */
   sb_u64 fp_walk_frames;  /*   samples, and the frames it found */
   sb_u64 labels_ns;       /* time spent reading goroutine labels (goroutine_labels.h) */
+  /* (The counters every sample updates share the first lines: each other line a sample touches
+   * is a cache miss at the sampling rate.) */
+  sb_u64 pcsp_lookups;    /* pcsp values looked up (the leaf, SP walks, some crossings) */
+  sb_u64 pcsp_cache_hits; /*   of which the sampler's per-CPU cache answered (bpf_env.bpf.h) */
   sb_u64 stop[SB_STOP_MAX];
   sb_u64 labels[SB_LABELS_MAX]; /* samples by enum sb_labels_status */
   sb_u64 crossing[SB_CROSS_MAX][3];
   sb_u64 exiting;         /* samples of tasks tearing down (PF_EXITING or no mm): not unwound */
-  sb_u64 pcsp_lookups;    /* pcsp values looked up (the leaf, SP walks, some crossings) */
-  sb_u64 pcsp_cache_hits; /*   of which the sampler's per-CPU cache answered (bpf_env.bpf.h) */
 };
 
 #endif /* SWITCHBACK_UNWIND_TYPES_H */
