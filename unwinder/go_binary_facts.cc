@@ -12,6 +12,7 @@
 #include "unwinder/clone_child.h"
 #include "unwinder/dwarf_offsets.h"
 #include "unwinder/dwarf_spill_proof.h"
+#include "unwinder/frameless_callers.h"
 #include "unwinder/go_offsets_table.h"
 #include "unwinder/go_version.h"
 #include "unwinder/newstack_morebuf.h"
@@ -154,6 +155,24 @@ void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, const std:
       }
     }
   }
+}
+
+// amd64 functions that call with no frame (frameless_callers.h), other than those the unwinder
+// already knows by name (roots, switch functions) or that hold such a range (clone's child).
+// Last, since MakeProcInfo keeps the first SB_MAX_RANGES ranges: these go first if any must.
+void CollectFramelessCallers(const sym::Binary& bin, GoBinaryFacts* f) {
+  size_t before = f->ranges.size();
+  for (const auto& c : FindFramelessCallers(bin)) {
+    bool known = false;
+    for (size_t i = 0; i < before; i++)
+      known = known || (f->ranges[i].start < c.end && c.entry < f->ranges[i].end);
+    if (!known) f->ranges.push_back(FuncRange{c.name, c.entry, c.end, SB_FN_FRAMELESS_CALLER, 0, ""});
+  }
+  if (f->ranges.size() > SB_MAX_RANGES)
+    f->missing.push_back(std::to_string(f->ranges.size() - SB_MAX_RANGES) + " of " +
+                         std::to_string(f->ranges.size() - before) +
+                         " frameless callers past the unwinder's " + std::to_string(SB_MAX_RANGES) +
+                         " ranges: stacks through them lose their caller");
 }
 
 // The save points of the saved-pc rule (see GoBinaryFacts).
@@ -391,6 +410,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   else
     f->missing.push_back("runtime.clone's child (" + f->clone.why + "): a new thread's first samples may stop early or "
                          "show the parent's frames");
+  CollectFramelessCallers(bin, f.get());
   return std::shared_ptr<const GoBinaryFacts>(f);
 }
 

@@ -1076,7 +1076,14 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
     return sb_g_cross_signal(w, pi, st->out, st->cnt, entry_sp) != 0;
   }
   if (kind == SB_FN_SCHEDULE && w->on_g0) w->scheduling = 1;
-  if (kind == SB_FN_SCHEDULE || kind == SB_FN_GOEXIT0) kind = SB_FN_NONE; /* ordinary frames otherwise */
+  /* A return address in a function that called with no frame of its own (frameless_callers.h):
+   * its callee's frame record links to its caller's caller, so the frame-pointer step would skip
+   * its caller (Go 1.19 park_m -> gcWriteBarrierDX -> gcWriteBarrier showed no park_m). Its
+   * return address is at its SP, which the step out of that callee left exact (the callee's
+   * frame pointer + 16): the pcsp step takes it. Sampled in it, the leaf rule does the same. */
+  if (kind == SB_FN_FRAMELESS_CALLER && !SB_ARM64(st) && w->sp != 0) w->exact_sp = 1;
+  if (kind == SB_FN_SCHEDULE || kind == SB_FN_GOEXIT0 || kind == SB_FN_FRAMELESS_CALLER)
+    kind = SB_FN_NONE; /* ordinary frames otherwise */
   if (kind != SB_FN_NONE && !(pi->flags & SB_PI_HAS_OFFSETS))
     return sb_stop(st, SB_STOP_NO_OFFSETS); /* a switch we cannot cross without offsets */
 

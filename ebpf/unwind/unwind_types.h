@@ -79,6 +79,8 @@ enum sb_func_kind {
   SB_FN_SCHEDULE,     /* runtime.schedule: below it on g0, m.curg is the next goroutine (execute) */
   SB_FN_GOEXIT0,      /* runtime.goexit0: mcall's callee when a goroutine exits; after its dropg
                          the g0 slot names a dead g that gfput may hand to a new goroutine */
+  SB_FN_FRAMELESS_CALLER, /* amd64: calls with no frame of its own (Go 1.19-1.20 gcWriteBarrierDX
+                         ...; unwinder/frameless_callers.h): its caller is stepped to by SP */
 };
 
 /* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */

@@ -307,6 +307,31 @@ TEST_F(UnwindCoreTest, PcspBucketIndexAgreesWithTheWholeSearchAtEveryPc) {
   }
 }
 
+// Go 1.19 amd64: main.f -> gcWriteBarrierDX (no frame: XCHGQ, CALL, XCHGQ, RET) -> gcWriteBarrier
+// (a frame). The callee's frame record links to main.f's caller's record... to main.f's own
+// record, skipping the return address into main.f that the wrapper's CALL pushed: the frame-
+// pointer walk loses main.f. Known as a frameless caller, the wrapper is stepped out of by SP.
+TEST_F(UnwindCoreTest, FramelessCallerKeepsItsCaller) {
+  constexpr uint64_t kWrapper = kText + 0x240;  // [+0x240, +0x260): pcsp 0 throughout
+  SetCurrentG(kG);
+  uint64_t f_fp = kGStackHi - 0x100;  // main.f's frame record (E - 8, E its entry SP)
+  Frame(f_fp, 0, kGoexit + 1);
+  mem_.Put64(f_fp - 0x28, kMainF + 0x60);     // the wrapper's return address into main.f
+  uint64_t c_fp = f_fp - 0x38;                // the callee (alloc fn, frame 0x40) pushed BP = f_fp
+  Frame(c_fp, f_fp, kWrapper + 5);
+  uint64_t c_sp = f_fp - 0x70;
+  auto lost = Run(kAllocFn + 0x10, c_sp, c_fp);
+  EXPECT_EQ(Frames(lost), (std::vector<uint64_t>{kAllocFn + 0x10, kWrapper + 5, kGoexit + 1}))
+      << "without the range the frame-pointer walk loses main.f";
+  AddRange(kWrapper, kWrapper + 0x20, SB_FN_FRAMELESS_CALLER);
+  auto r = Run(kAllocFn + 0x10, c_sp, c_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kWrapper + 5, kMainF + 0x60, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  // Sampled in the wrapper itself (its pcsp 0): its return address at SP, as for any leaf.
+  auto in_wrapper = Run(kWrapper + 0x10, f_fp - 0x28, f_fp);
+  EXPECT_EQ(Frames(in_wrapper), (std::vector<uint64_t>{kWrapper + 0x10, kMainF + 0x60, kGoexit + 1}));
+}
+
 // Sampled in main.f's prologue right after PUSHQ BP (delta 8, BP not yet moved).
 TEST_F(UnwindCoreTest, PrologueAfterPushUsesPcsp) {
   SetCurrentG(kG);

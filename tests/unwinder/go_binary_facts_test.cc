@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -160,6 +162,29 @@ TEST(GoBinaryFacts, CloneChildDecoded) {
     EXPECT_TRUE(root);
     sb_proc_info pi = MakeProcInfo(*f, 0x1000, 0);
     EXPECT_EQ(pi.clone_shared_lo, f->clone.shared_lo + 0x1000);
+  }
+}
+
+// Go 1.19's gcWriteBarrier wrappers call with no frame (frameless_callers.h): ranges of their
+// own, stripped or not; none overlaps another range, every range fits sb_proc_info.
+TEST(GoBinaryFacts, FramelessCallersOfGo119) {
+  for (const char* name : {"demo", "demo-stripped"}) {
+    SCOPED_TRACE(name);
+    auto f = Analyze(name);
+    ASSERT_TRUE(f);
+    std::set<std::string> frameless;
+    for (const auto& r : f->ranges)
+      if (r.kind == SB_FN_FRAMELESS_CALLER) frameless.insert(r.name);
+    for (const char* w : {"runtime.gcWriteBarrierCX", "runtime.gcWriteBarrierDX", "runtime.gcWriteBarrierBX",
+                          "runtime.gcWriteBarrierSI", "runtime.gcWriteBarrierR8", "runtime.gcWriteBarrierR9"})
+      EXPECT_TRUE(frameless.count(w)) << w;
+    EXPECT_FALSE(frameless.count("runtime.systemstack"));  // known by name: its own kind
+    EXPECT_FALSE(frameless.count("runtime.clone"));        // holds clone's child range
+    EXPECT_LE(f->ranges.size(), size_t{SB_MAX_RANGES});
+    for (size_t i = 0; i < f->ranges.size(); i++)
+      for (size_t j = i + 1; j < f->ranges.size(); j++)
+        EXPECT_FALSE(f->ranges[i].start < f->ranges[j].end && f->ranges[j].start < f->ranges[i].end)
+            << f->ranges[i].name << " " << f->ranges[j].name;
   }
 }
 

@@ -88,6 +88,7 @@ int RunInspect(const InspectArgs& a) {
   for (const auto& r : f.ranges) {
     nlohmann::json e = {{"name", r.name}, {"start", r.start}, {"end", r.end}};
     if (r.kind == SB_FN_MCALL_SPILLER) e["g0_slot"] = {{"offset", r.slot_offset}, {"source", r.slot_source}};
+    if (r.kind == SB_FN_FRAMELESS_CALLER) e["frameless_caller"] = true;
     ranges.push_back(e);
   }
   j["functions"] = ranges;
@@ -136,7 +137,8 @@ int RunInspect(const InspectArgs& a) {
     printf("  %-22s 0x%llx-0x%llx%s\n", r.name.c_str(), (unsigned long long)r.start, (unsigned long long)r.end,
            r.kind == SB_FN_MCALL_SPILLER
                ? fmt::format("  g0 slot at g0.sched.sp{:+d} ({})", r.slot_offset, r.slot_source).c_str()
-               : "");
+           : r.kind == SB_FN_FRAMELESS_CALLER ? "  calls with no frame: its caller is stepped to by SP"
+                                              : "");
   if (f.newstack_morebuf_hi != 0)
     printf("  newstack morebuf 0x%llx-0x%llx at CFA%+d (%s)\n", (unsigned long long)f.newstack_morebuf_lo,
            (unsigned long long)f.newstack_morebuf_hi, f.morebuf_cfa_off, f.morebuf_source.c_str());
