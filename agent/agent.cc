@@ -151,6 +151,10 @@ struct Agent::Impl {
     counters.binary_cache_bytes = bc.bytes;
     counters.binary_cache_entries = bc.entries;
     counters.binary_cache_evictions = bc.evictions;
+    const auto& space = session->sampler().pcsp_space();
+    counters.pcsp_table_cells = space.used();
+    counters.pcsp_tables = space.tables();
+    counters.pcsp_table_capacity = space.capacity();
     counters.samples_by_stop_reason.clear();
     for (int i = 0; i < SB_STOP_MAX; i++)
       if (c.stop[i] != 0) counters.samples_by_stop_reason[unwind::StopReasonName(i)] = c.stop[i];
@@ -207,8 +211,11 @@ struct Agent::Impl {
     }
     session->ForgetGoneIgnored();
     sym::BinaryCacheStats bc = session->tracker().cache()->Stats();
-    Log(fmt::format("binary cache: {:.1f} MiB in {} binaries (bound {:.0f} MiB, {} evicted so far)", bc.bytes / 1048576.0,
-                    bc.entries, bc.max_bytes / 1048576.0, bc.evictions));
+    const auto& space = session->sampler().pcsp_space();
+    Log(fmt::format("binary cache: {:.1f} MiB in {} binaries (bound {:.0f} MiB, {} evicted so far); pcsp tables: "
+                    "{} binaries, {:.1f}% of the BPF array",
+                    bc.bytes / 1048576.0, bc.entries, bc.max_bytes / 1048576.0, bc.evictions, space.tables(),
+                    space.capacity() ? 100.0 * space.used() / space.capacity() : 0.0));
   }
 
   void WriteWindowFile(uint32_t pid, const SampleAggregator& agg, int64_t duration) {

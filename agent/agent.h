@@ -53,6 +53,11 @@ struct AgentCounters {
   uint64_t binary_cache_bytes = 0;
   uint64_t binary_cache_entries = 0;
   uint64_t binary_cache_evictions = 0;
+  // The sampler's pcsp tables (one per followed binary, freed with its last process): cells
+  // held now, binaries, and the array's capacity.
+  uint64_t pcsp_table_cells = 0;
+  uint64_t pcsp_tables = 0;
+  uint64_t pcsp_table_capacity = 0;
 };
 
 struct WindowFile {

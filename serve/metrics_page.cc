@@ -27,6 +27,11 @@ std::string RenderMetrics(const MetricsInput& in) {
   t.Sample(c.bpf_run_count);
   t.Family("switchback_binary_cache_bytes", "gauge", "Mapped file bytes of the binaries cached for symbolizing.");
   t.Sample(c.binary_cache_bytes);
+  t.Family("switchback_pcsp_table_cells", "gauge",
+           "Cells of the BPF pcsp array held by the tables of followed binaries (freed with each binary's last process).");
+  t.Sample(c.pcsp_table_cells);
+  t.Family("switchback_pcsp_table_capacity_cells", "gauge", "Cells of the BPF pcsp array in all.");
+  t.Sample(c.pcsp_table_capacity);
 
   if (in.push.has_value()) {
     const PushStats& p = *in.push;

@@ -39,6 +39,8 @@ struct SourceCounters {
   uint64_t bpf_run_ns = 0;
   uint64_t bpf_run_count = 0;
   uint64_t binary_cache_bytes = 0;  // the agent's binary cache (mapped file bytes)
+  uint64_t pcsp_table_cells = 0;    // the sampler's pcsp tables: cells held, of the capacity
+  uint64_t pcsp_table_capacity = 0;
 };
 
 // Which processes a capture covers: one pid, or every process whose executable path matches

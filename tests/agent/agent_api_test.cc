@@ -109,6 +109,10 @@ TEST(AgentApiTest, CapturesProcessesAndCountersWhileRunning) {
   EXPECT_GT(c.binary_cache_bytes, 0u);
   EXPECT_EQ(c.binary_cache_entries, 1u);
   EXPECT_EQ(c.binary_cache_evictions, 0u);
+  // The demo's pcsp table: one binary's, in the BPF array.
+  EXPECT_EQ(c.pcsp_tables, 1u);
+  EXPECT_GT(c.pcsp_table_cells, 1000u);
+  EXPECT_LT(c.pcsp_table_cells, c.pcsp_table_capacity);
   EXPECT_LE(c.kernel_stacks + c.kernel_stack_errors, c.kernel_in_kernel);
   EXPECT_LE(c.kernel_in_kernel - c.kernel_stacks - c.kernel_stack_errors,
             static_cast<uint64_t>(std::thread::hardware_concurrency()));

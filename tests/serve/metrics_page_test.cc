@@ -18,6 +18,8 @@ MetricsInput Sample() {
   in.source.windows_written = 6;
   in.source.bpf_run_ns = 2500000000;
   in.source.bpf_run_count = 77;
+  in.source.pcsp_table_cells = 30000;
+  in.source.pcsp_table_capacity = 2097152;
   PushStats p;
   p.successes = 5;
   p.dropped = 1;
@@ -39,7 +41,8 @@ TEST(MetricsPageTest, NamesAndValues) {
                            "switchback_push_backlog_windows 2\n", "switchback_push_backlog_bytes 4096\n",
                            "switchback_profile_requests_total{code=\"429\"} 1\n", "process_cpu_seconds_total 1.25\n",
                            "process_resident_memory_bytes 12345678\n", "# TYPE switchback_samples_total counter\n",
-                           "# TYPE switchback_push_backlog_bytes gauge\n"}) {
+                           "# TYPE switchback_push_backlog_bytes gauge\n", "switchback_pcsp_table_cells 30000\n",
+                           "switchback_pcsp_table_capacity_cells 2097152\n"}) {
     EXPECT_NE(t.find(line), std::string::npos) << line << "\nin:\n" << t;
   }
   MetricsInput no_push = Sample();

@@ -52,6 +52,8 @@ class AgentSource : public serve::ProfileSource {
     s.bpf_run_ns = c.bpf_run_ns;
     s.bpf_run_count = c.bpf_run_count;
     s.binary_cache_bytes = c.binary_cache_bytes;
+    s.pcsp_table_cells = c.pcsp_table_cells;
+    s.pcsp_table_capacity = c.pcsp_table_capacity;
     return s;
   }
   Result<profile::ProfileData> Capture(const serve::CaptureFilter& f, std::chrono::milliseconds d,
