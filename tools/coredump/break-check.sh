@@ -54,7 +54,7 @@ mutations=(
   "arm64 gogo (gobuf.lr before its load)|      (SB_ARM64(st) && pc < pi->gogo_lr_loaded && sb_read_u64(st, base + o->gobuf_lr, &lr))) {|      0) {"
   "frameless caller (SP step)|  if (kind == SB_FN_FRAMELESS_CALLER && !SB_ARM64(st) && w->sp != 0) w->exact_sp = 1;|"
   "pcsp bucket index (last run)|      count = hi - lo + 1;|      count = hi - lo;"
-  "range span (sb_outside_special)|  return pc < pi->special_lo || pc >= pi->special_hi; /* the span, precomputed: no range read */|  return 1;"
+  "range span (special_lo)|    pi->special_lo = pi->ranges[0].start;|    pi->special_lo = pi->ranges[0].start + 1;|proc_info_spans.h"
   "clone's child (TLS g 0)|  return sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0 && g == 0;|  return 1;"
   "labels: slice entry's value (1.24+)|    if (sb_read_label(env, e, e + 16, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|    if (sb_read_label(env, e, e, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|goroutine_labels.h"
   "labels: hmap bucket's elems (<=1.23)|      sb_u64 v = bucket + SB_BMAP_ELEMS + (sb_u64)i * 16;|      sb_u64 v = bucket + SB_BMAP_KEYS + (sb_u64)i * 16;|goroutine_labels.h"
