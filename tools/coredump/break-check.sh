@@ -12,8 +12,7 @@ scratch=${1:-/tmp/switchback-break-check}
 rm -rf "$scratch/src" && mkdir -p "$scratch/src"  # keeps $scratch/cache (extracted cases) between runs
 git archive HEAD | tar -x -C "$scratch/src"
 unwind=$scratch/src/ebpf/unwind
-cp "$unwind/unwind_core.h" "$scratch/unwind_core.h.orig"
-cp "$unwind/goroutine_labels.h" "$scratch/goroutine_labels.h.orig"
+rm -rf "$scratch/unwind.orig" && cp -r "$unwind" "$scratch/unwind.orig"  # every break starts from these
 cmake -S "$scratch/src" -B "$scratch/build" -G Ninja >/dev/null
 ninja -C "$scratch/build" switchback unwind_core_test goroutine_labels_test >/dev/null
 
@@ -64,8 +63,7 @@ status=0
 for m in "${mutations[@]}"; do
   IFS='|' read -r name from to file <<<"$m"
   [[ -z ${BREAKS:-} || $name =~ $BREAKS ]] || continue
-  cp "$scratch/unwind_core.h.orig" "$unwind/unwind_core.h"
-  cp "$scratch/goroutine_labels.h.orig" "$unwind/goroutine_labels.h"
+  cp "$scratch/unwind.orig/"* "$unwind/"
   core=$unwind/${file:-unwind_core.h}
   FROM="$from" TO="$to" python3 - "$core" <<'PY'
 import os, sys
@@ -83,6 +81,5 @@ PY
   printf '%-38s %s | %s\n' "$name" "${failing:--}" "${tests:--}"
   [[ -n $failing || -n $tests ]] || { echo "  NOT CAUGHT: $name"; status=1; }
 done
-cp "$scratch/unwind_core.h.orig" "$unwind/unwind_core.h"
-cp "$scratch/goroutine_labels.h.orig" "$unwind/goroutine_labels.h"
+cp "$scratch/unwind.orig/"* "$unwind/"
 exit $status
