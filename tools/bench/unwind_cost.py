@@ -94,9 +94,12 @@ def ratios(bpf):
     if not (un and uf and fn and ff and bpf["unwound"]):
         return None
     n = bpf["unwound"]
+    lookups = bpf.get("pcsp_lookups", 0)
     return {"per_frame": (un / uf) / (fn / ff), "per_sample": un / fn, "unwind_ns_frame": un / uf,
             "fp_ns_frame": fn / ff, "unwind_ns_sample": un / n, "fp_ns_sample": fn / n,
-            "frames": uf / n, "fp_frames": ff / n}
+            "frames": uf / n, "fp_frames": ff / n,
+            # the sampler's per-CPU pcsp cache (binaries before session 9 report none)
+            "pcsp_per_sample": lookups / n, "pcsp_hits": bpf.get("pcsp_cache_hits", 0) / lookups if lookups else 0}
 
 
 def main():
@@ -155,16 +158,17 @@ def main():
             print(f"Unwinder against a plain frame-pointer walk of the same samples (medians of {rounds} interleaved "
                   f"rounds, {secs} s at {freq} Hz each, --max-frames {max_frames}):\n")
             print("| Go | workload | frames/sample (unwinder / fp walk) | ns per frame (unwinder / fp walk) | "
-                  "per frame | per sample | whole stacks |")
-            print("|---|---|---|---|---|---|---|")
+                  "per frame | per sample | whole stacks | pcsp lookups/sample, cache hits |")
+            print("|---|---|---|---|---|---|---|---|")
             for v, label, _ in configs:
                 rs = results[(b, v, label)]
                 if not rs:
-                    print(f"| {v} | {label} | - | - | - | - | - |")
+                    print(f"| {v} | {label} | - | - | - | - | - | - |")
                     continue
                 print(f"| {v} | {label} | {med(rs, 'frames'):.1f} / {med(rs, 'fp_frames'):.1f} | "
                       f"{med(rs, 'unwind_ns_frame'):.0f} / {med(rs, 'fp_ns_frame'):.0f} | "
-                      f"{med(rs, 'per_frame'):.2f}x | {med(rs, 'per_sample'):.2f}x | {100 * med(rs, 'whole'):.1f}% |")
+                      f"{med(rs, 'per_frame'):.2f}x | {med(rs, 'per_sample'):.2f}x | {100 * med(rs, 'whole'):.1f}% | "
+                      f"{med(rs, 'pcsp_per_sample'):.1f}, {100 * med(rs, 'pcsp_hits'):.0f}% |")
             # The goal's figure: per workload, the median over the versions of each version's median.
             print("\nMedian over the versions (each version's median of its rounds; goal: <= 2x per frame, "
                   "<= 3x per sample):\n")
