@@ -109,6 +109,10 @@ std::string EndOf(const std::vector<std::string>& frames) {
   }
   const std::string& last = frames.back();
   if (kRootFunctions.count(last)) return "root";
+  // A new thread's first instructions (runtime.clone's child side: its own code, or the code it
+  // shares with the parent while its TLS g is still 0): nothing is above them, and the unwinder
+  // ends the stack there with clone as its only frame. clone anywhere else is no root.
+  if (last == "runtime.clone" && frames.size() == 1) return "root";
   // goroutine_exited: whole, with no marker; mcall is the base of a g0 stack whose goroutine
   // has exited (the unwinder checked that goexit0 is mcall's callee).
   if (last == "runtime.mcall" && frames.size() >= 2 && frames[frames.size() - 2] == "runtime.goexit0")
