@@ -673,8 +673,13 @@ SB_INLINE long sb_morestack_from_morebuf(struct sb_unwind_state *st) {
   sb_u64 ret = st->w->last_pc; /* the return address into newstack (its frame was the last one) */
   if (pi->newstack_hi == 0 || ret <= pi->text_start || ret - pi->text_start > 0xffffffffull)
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
+  /* The call that returns to ret (its last byte, ret - 1) must lie in the proven range: DWARF's
+   * location list and the code proof (newstack_morebuf.h) both speak of the calling pc, and the
+   * code proof's range ends right after the last preempting call, at its return site (requiring
+   * ret itself inside missed every goroutine preempted through goschedImpl in stripped Go 1.27
+   * binaries: lefthook's stale_goroutine under newstack). */
   sb_u32 off = (sb_u32)(ret - pi->text_start);
-  if (off - 1 < pi->newstack_lo || off >= pi->newstack_hi)
+  if (off - 1 < pi->newstack_lo || off - 1 >= pi->newstack_hi)
     return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);
   sb_u64 g0_sp = 0, gp = 0, mb_sp = 0, mb_pc = 0, gp_m = 1;
   if (sb_g0(st) == 0 || sb_read_u64(st, st->w->g0 + o->g_sched + o->gobuf_sp, &g0_sp))

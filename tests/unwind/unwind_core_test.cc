@@ -1009,15 +1009,24 @@ TEST_F(NewstackMorebufTest, RunningGoroutineHasLeft) {
   EXPECT_EQ(r.sample.goid, 43u);  // labelled as before: m.curg, not the goroutine it could not prove
 }
 
+// The code proof's range ends at the last preempting call's return site (newstack_morebuf.h: a
+// return address r with r - 1 in [lo, hi)): a goroutine preempted through that call is found.
+TEST_F(NewstackMorebufTest, RangeEndingAtTheReturnSiteCoversTheCall) {
+  info_.newstack_hi = static_cast<uint32_t>(kNewstack + 0x80 - kText);  // the return address itself
+  auto r = RunOnG0();
+  EXPECT_NE(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_TRUE(r.sample.crossed & (1u << SB_CROSS_MORESTACK));
+}
+
 // Without the DWARF proof, or at a return address outside its range, or when the walk is not
 // at newstack's CFA (g0.sched.sp), nothing is read from newstack's frame.
 TEST_F(NewstackMorebufTest, NoProofNoGoroutine) {
   info_.newstack_hi = 0;
   EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
-  info_.newstack_hi = static_cast<uint32_t>(kNewstack + 0x80 - kText);  // ends at the return address
+  info_.newstack_hi = static_cast<uint32_t>(kNewstack + 0x7f - kText);  // ends before the call's last byte
   EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
   info_.newstack_hi = static_cast<uint32_t>(kNewstack + 0xc0 - kText);
-  info_.newstack_lo = static_cast<uint32_t>(kNewstack + 0x80 - kText);  // starts at it
+  info_.newstack_lo = static_cast<uint32_t>(kNewstack + 0x80 - kText);  // starts at the return address
   EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_STALE_GOROUTINE);
   info_.newstack_lo = static_cast<uint32_t>(kNewstack + 0x10 - kText);
   // g0.sched.sp off the walk, with a morebuf-like record where it would put morebuf.
