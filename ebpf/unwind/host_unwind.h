@@ -50,6 +50,10 @@ HostUnwindResult UnwindOnHost(const HostUnwindInput& in, const Registers& regs,
 // in.info's g.labels offset and layout flags. FAULTS_HIT: injected faults touched.
 sb_labels ReadLabelsOnHost(const HostUnwindInput& in, uint64_t g, std::set<uint64_t>* faults_hit = nullptr);
 
+// The frame loop's function-kind test of pc (enum sb_func_kind): the span and its block bitmap
+// (sb_no_special), then sb_classify's search; FROM_BITMAP: the first answered without it.
+int ClassifyOnHost(const sb_proc_info& info, uint64_t pc, bool* from_bitmap = nullptr);
+
 const char* StopReasonName(int reason);   // "root", "bad_fp", ...
 // Whether a stack that stopped for this reason is whole: it reached a root, or the base of a
 // g0 stack whose goroutine has exited or, after dropg, has run elsewhere since (nothing above it

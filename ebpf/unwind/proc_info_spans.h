@@ -1,15 +1,38 @@
 // The derived fields of an sb_proc_info that let a sample skip most of it: the ranges sorted
-// (sb_classify's binary search), the span they cover (special_lo/hi, sb_outside_special) and the
+// (sb_classify's binary search), the span they cover (special_lo/hi, sb_outside_special), the
+// span's blocks that hold no range (special_free, sb_no_special) and the
 // span of the sample-start windows (windows_lo/hi, sb_load_g). Built in userspace; header-only
 // so that MakeProcInfo and the unit tests of the core derive them the same way.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 
 #include "unwind_types.h"
 
 namespace sb::unwind {
+
+// The span's block bitmap: the smallest block (at least 64 bytes) that fits the span in
+// SB_SPECIAL_BLOCKS blocks; a block is free when no range overlaps it. ranges[0, n) sorted.
+inline void SetSpecialFreeBlocks(sb_proc_info* pi, uint32_t n) {
+  std::fill(std::begin(pi->special_free), std::end(pi->special_free), 0);
+  pi->special_shift = 0;
+  if (pi->special_hi <= pi->special_lo) return;
+  uint64_t span = pi->special_hi - pi->special_lo;
+  uint32_t shift = 6;
+  while (((span + (uint64_t{1} << shift) - 1) >> shift) > SB_SPECIAL_BLOCKS) shift++;
+  pi->special_shift = shift;
+  uint64_t blocks = (span + (uint64_t{1} << shift) - 1) >> shift;
+  for (uint64_t b = 0; b < blocks; b++) pi->special_free[b >> 6] |= uint64_t{1} << (b & 63);
+  for (uint32_t i = 0; i < n; i++) {
+    if (pi->ranges[i].end <= pi->ranges[i].start) continue;
+    uint64_t first = (pi->ranges[i].start - pi->special_lo) >> shift;
+    uint64_t last = (pi->ranges[i].end - 1 - pi->special_lo) >> shift;
+    for (uint64_t b = first; b <= last && b < SB_SPECIAL_BLOCKS; b++)
+      pi->special_free[b >> 6] &= ~(uint64_t{1} << (b & 63));
+  }
+}
 
 // Call after every range and window field is set (runtime addresses).
 inline void SetProcInfoSpans(sb_proc_info* pi) {
@@ -20,6 +43,7 @@ inline void SetProcInfoSpans(sb_proc_info* pi) {
     pi->special_lo = pi->ranges[0].start;
     for (uint32_t i = 0; i < n; i++) pi->special_hi = std::max(pi->special_hi, pi->ranges[i].end);
   }
+  SetSpecialFreeBlocks(pi, n);
   const uint64_t windows[][2] = {
       {pi->gogo_g0_lo, pi->gogo_g0_hi},       {pi->gogo_gp_lo, pi->gogo_gp_hi},
       {pi->gogo_save_g_lo, pi->gogo_save_g_hi}, {pi->sstack_g0_lo, pi->sstack_g0_hi},

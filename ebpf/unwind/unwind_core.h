@@ -231,6 +231,16 @@ SB_INLINE int sb_outside_special(const struct sb_proc_info *pi, sb_u64 pc) {
   return pc < pi->special_lo || pc >= pi->special_hi; /* the span, precomputed: no range read */
 }
 
+/* The bitmap after it: pc is in no range when it is outside the span or in a block of the span
+ * that no range overlaps (most return addresses in the runtime's own code). 0: search. */
+SB_INLINE int sb_no_special(const struct sb_proc_info *pi, sb_u64 pc) {
+  if (sb_outside_special(pi, pc)) return 1;
+  sb_u64 block = (pc - pi->special_lo) >> (pi->special_shift & 63);
+  if (block >= SB_SPECIAL_BLOCKS) return 0;
+  SB_OPAQUE(block);
+  return (pi->special_free[(block >> 6) & (SB_SPECIAL_WORDS - 1)] >> (block & 63)) & 1;
+}
+
 SB_SUBPROG int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
   if (!pi || sb_outside_special(pi, pc)) return SB_FN_NONE;
   sb_u32 n = pi->nranges;
@@ -1056,6 +1066,33 @@ SB_SUBPROG sb_u64 sb_g_sigtramp_entry_sp(struct sb_walk *w, const struct sb_proc
 }
 
 /* Loop body: emit the current frame, then find the next one. Returns 1 to stop. */
+/* amd64: after a frame-pointer step, up to SB_PLAIN_BURST more frames in the same loop
+ * iteration while each is plain: a return address in no special range (sb_no_special) nor the vDSO
+ * (nothing to classify or cross: what the loop body would do with it is emit it and take the
+ * frame-pointer step). Each bpf_loop iteration is an indirect call; most frames of a deep
+ * stack are plain, so this saves most of them. The frame limit is checked as the loop body
+ * checks it. Returns 1 when the walk stopped, 0 when the loop body takes the next frame. */
+SB_INLINE long sb_plain_frames(struct sb_unwind_state *st) {
+  struct sb_walk *w = st->w;
+  const struct sb_proc_info *pi = st->pi;
+  for (int i = 0; i < SB_PLAIN_BURST; i++) {
+    sb_u64 lookup_pc = w->pc - 1; /* a return address (the frame-pointer step left it inexact) */
+    if (!sb_no_special(pi, lookup_pc)) return 0; /* may be a switch, a root...: the loop body */
+    if (w->pc >= pi->vdso_start && w->pc < pi->vdso_end) return 0;
+    if (st->out->nframes + 1 >= w->max_frames) return 0; /* the loop body's limit checks */
+    sb_emit(st, w->pc, 0);
+    w->last_pc = w->pc;
+    if (sb_fp_step(st) != 0) return 1;
+  }
+  return 0;
+}
+
+SB_SUBPROG long sb_g_fp_steps(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                              struct sb_counters *cnt) {
+  SB_GLOBAL_STATE();
+  return sb_fp_step(st) != 0 || sb_plain_frames(st) != 0;
+}
+
 static long sb_unwind_step(sb_u32 index, void *ctx) {
   struct sb_unwind_state *st = (struct sb_unwind_state *)ctx;
   struct sb_walk *w = st->w;
@@ -1065,7 +1102,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   sb_emit(st, w->pc, w->frame_exact);
 
   sb_u64 lookup_pc = w->frame_exact ? w->pc : w->pc - 1;
-  int kind = sb_outside_special(pi, lookup_pc) ? SB_FN_NONE : sb_classify(pi, lookup_pc);
+  int kind = sb_no_special(pi, lookup_pc) ? SB_FN_NONE : sb_classify(pi, lookup_pc);
   if (kind == SB_FN_ROOT) return sb_stop(st, SB_STOP_ROOT);
   if (kind == SB_FN_SIGRETURN && SB_ARM64(st)) kind = SB_FN_NONE; /* amd64's restorer only */
   if (kind == SB_FN_SIGTRAMP || kind == SB_FN_SIGRETURN) {
@@ -1114,8 +1151,9 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   /* amd64: the frame-pointer step out of asyncPreempt's frame (its record sits right below the
    * injected return address); arm64: the SP step, whatever the frame. */
   w->injected_call = kind == SB_FN_ASYNCPREEMPT && (SB_ARM64(st) || !w->exact_sp);
-  /* amd64 past the leaf: the frame-pointer step, inline (no global function call per frame). */
-  if (!SB_ARM64(st) && !w->exact_sp && !w->injected_call) return sb_fp_step(st) != 0;
+  /* amd64 past the leaf: the frame-pointer step, inline (no global function call per frame),
+   * then the plain frames that follow in the same iteration (sb_plain_frames). */
+  if (!SB_ARM64(st) && !w->exact_sp && !w->injected_call) return sb_g_fp_steps(w, pi, st->out, st->cnt) != 0;
   return sb_g_step_caller(w, pi, st->out, st->cnt) != 0;
 }
 

@@ -26,6 +26,14 @@ typedef __s64 sb_s64;
 #define SB_MAX_FRAMES 1024
 /* Frames per stack unless --max-frames says otherwise: runtime/pprof's depth since Go 1.23. */
 #define SB_DEFAULT_MAX_FRAMES 128
+/* The special span's block bitmap (sb_proc_info.special_free): 16 words, 1024 blocks, two
+ * cache lines; a Go runtime's span (the first range to the last: 160-400 KiB) gets blocks of
+ * 256 or 512 bytes. */
+#define SB_SPECIAL_WORDS 16
+#define SB_SPECIAL_BLOCKS (SB_SPECIAL_WORDS * 64)
+/* Plain frames the amd64 frame loop takes per iteration after a frame-pointer step
+ * (unwind_core.h sb_plain_frames). */
+#define SB_PLAIN_BURST 4
 #define SB_MAX_RANGES 32
 /* Return sites of calls to runtime.mcall per binary (runtime's ~16 plus inlined Gosched calls). */
 #define SB_MAX_MCALL_SITES 64
@@ -178,6 +186,12 @@ struct sb_proc_info {
    * every frame of a program's own code (sb_outside_special). */
   sb_u64 special_lo;
   sb_u64 special_hi;
+  /* Inside that span, which blocks of 1 << special_shift bytes hold no part of any range (bit
+   * set; proc_info_spans.h): most return addresses in the runtime's own code are answered by
+   * one bit instead of sb_classify's search. All clear (the default): every pc is searched. */
+  sb_u32 special_shift;
+  sb_u32 pad_special;
+  sb_u64 special_free[SB_SPECIAL_WORDS];
   sb_u64 vdso_start;    /* this process's [vdso] mapping */
   sb_u64 vdso_end;
   /* [windows_lo, windows_hi): the span of every window a sample's pc is tested against before

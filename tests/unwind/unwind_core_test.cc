@@ -1305,6 +1305,88 @@ TEST_F(UnwindCoreTest, MaxFramesIsTheProcessLimit) {
   EXPECT_EQ(whole.sample.frames[399], kGoexit + 1);
 }
 
+// The frames after a frame-pointer step are taken several per loop iteration while they are
+// plain (sb_plain_frames): every limit across those bursts keeps exactly `limit` frames, and a
+// chain that reaches a root or a switch function inside a burst still ends or crosses there.
+TEST_F(UnwindCoreTest, PlainFrameBurstsKeepTheLimitTheRootAndTheCrossings) {
+  SetCurrentG(kG);
+  uint64_t fp = kGStackLo + 0x100;
+  for (int i = 0; i < 40; i++) Frame(fp + 0x20 * i, fp + 0x20 * (i + 1), kMainF + 0x50 + 4 * (i % 3));
+  for (uint32_t limit = 1; limit <= 3 * SB_PLAIN_BURST + 3; limit++) {
+    info_.max_frames = limit;
+    faults_ = {fp + 0x20 * (limit - 1)};  // the record past the limit: never read
+    auto r = Run(kMainF + 0x30, fp - 0x20, fp);
+    EXPECT_EQ(r.sample.stop_reason, SB_STOP_MAX_FRAMES) << limit;
+    EXPECT_TRUE(r.faults_hit.empty()) << limit;
+    ASSERT_EQ(r.sample.nframes, limit);
+    for (uint32_t i = 1; i < limit; i++) EXPECT_EQ(r.sample.frames[i], kMainF + 0x50 + 4 * ((i - 1) % 3)) << limit;
+  }
+  info_.max_frames = 0;
+  faults_.clear();
+  for (int end = 1; end <= 2 * SB_PLAIN_BURST + 1; end++) {  // goexit as the end-th caller
+    Frame(fp + 0x20 * (end - 1), fp + 0x20 * end, kGoexit + 1);
+    auto r = Run(kMainF + 0x30, fp - 0x20, fp);
+    EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT) << end;
+    EXPECT_EQ(r.sample.nframes, static_cast<uint32_t>(end + 1)) << end;
+    Frame(fp + 0x20 * (end - 1), fp + 0x20 * end, kMainF + 0x50 + 4 * ((end - 1) % 3));
+  }
+  // On g0: plain frames, then runtime.systemstack in the middle of a burst, then the goroutine.
+  info_.flags &= ~SB_PI_SYSTEMSTACK_SCHED;
+  SetCurrentG(kG0);
+  uint64_t g0_fp = kG0StackHi - 0x400, f_fp = kGStackHi - 0x200;
+  std::vector<uint64_t> want{kAllocFn + 0x50};
+  for (int i = 0; i < 6; i++) {
+    Frame(g0_fp + 0x20 * i, g0_fp + 0x20 * (i + 1), kAllocFn + 0x80);
+    want.push_back(kAllocFn + 0x80);
+  }
+  Frame(g0_fp + 0x20 * 6, f_fp, kSystemstack + 0x30);
+  Frame(f_fp, 0, kGoexit + 1);
+  want.insert(want.end(), {kSystemstack + 0x30, kGoexit + 1});
+  auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
+  EXPECT_EQ(Frames(r), want);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+}
+
+// The special span's block bitmap (proc_info_spans.h): a block is free only when no range
+// touches it, the blocks fit in SB_SPECIAL_BLOCKS, and a pc in a range's block but outside the
+// range is still searched and found to be in none.
+TEST(SpecialFreeBlocks, OnlyBlocksNoRangeTouchesAreFree) {
+  sb_proc_info pi{};
+  pi.ranges[pi.nranges++] = sb_range{0x500000, 0x500020, SB_FN_ROOT, 0};
+  pi.ranges[pi.nranges++] = sb_range{0x5000f0, 0x500110, SB_FN_MCALL, 0};  // two 64-byte blocks
+  pi.ranges[pi.nranges++] = sb_range{0x500400, 0x500440, SB_FN_SYSTEMSTACK, 0};
+  SetProcInfoSpans(&pi);
+  ASSERT_EQ(pi.special_shift, 6u);
+  auto free_block = [&](uint64_t b) { return (pi.special_free[b >> 6] >> (b & 63)) & 1; };
+  for (uint64_t b = 0; b < 0x440 / 64; b++)
+    EXPECT_EQ(free_block(b), (b == 0 || b == 3 || b == 4 || b == 0x10) ? 0u : 1u) << b;
+  EXPECT_EQ(free_block(0x440 / 64), 0u);  // past the span: never free (sb_outside_special answers)
+  bool bitmap = false;
+  EXPECT_EQ(ClassifyOnHost(pi, 0x500080, &bitmap), SB_FN_NONE);  // a free block
+  EXPECT_TRUE(bitmap);
+  EXPECT_EQ(ClassifyOnHost(pi, 0x500020, &bitmap), SB_FN_NONE);  // root's block, past root:
+  EXPECT_FALSE(bitmap);                                           //   searched, in no range
+  EXPECT_EQ(ClassifyOnHost(pi, 0x500100, &bitmap), SB_FN_MCALL);
+  EXPECT_FALSE(bitmap);
+  EXPECT_EQ(ClassifyOnHost(pi, 0x4fffff, &bitmap), SB_FN_NONE);  // outside the span
+  EXPECT_TRUE(bitmap);
+  // A span of 1 MiB: blocks of 1 KiB fit the 1024 bits, and the last range's block is not free.
+  pi.ranges[pi.nranges++] = sb_range{0x5ffff0, 0x600000, SB_FN_ROOT, 0};
+  SetProcInfoSpans(&pi);
+  EXPECT_EQ(pi.special_shift, 10u);
+  EXPECT_EQ(ClassifyOnHost(pi, 0x5ffc00, &bitmap), SB_FN_NONE);
+  EXPECT_FALSE(bitmap);
+  EXPECT_EQ(ClassifyOnHost(pi, 0x5ffff8, &bitmap), SB_FN_ROOT);
+  EXPECT_EQ(ClassifyOnHost(pi, 0x5ff800, &bitmap), SB_FN_NONE);
+  EXPECT_TRUE(bitmap);
+  // No bitmap (all clear, as before SetProcInfoSpans): every pc in the span is searched.
+  std::fill(std::begin(pi.special_free), std::end(pi.special_free), 0);
+  EXPECT_EQ(ClassifyOnHost(pi, 0x500080, &bitmap), SB_FN_NONE);
+  EXPECT_FALSE(bitmap);
+  EXPECT_EQ(ClassifyOnHost(pi, 0x500100, &bitmap), SB_FN_MCALL);
+}
+
 // Unknown offsets: never cross a switch with guessed values.
 TEST_F(UnwindCoreTest, NoOffsetsStopsAtASwitch) {
   info_.flags = SB_PI_GO | SB_PI_HAS_TLS;
