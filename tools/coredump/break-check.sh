@@ -61,12 +61,20 @@ mutations=(
   "labels: slice entry's value (1.24+)|    if (sb_read_label(env, e, e + 16, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|    if (sb_read_label(env, e, e, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|goroutine_labels.h"
   "labels: hmap bucket's elems (<=1.23)|      sb_u64 v = bucket + SB_BMAP_ELEMS + (sb_u64)i * 16;|      sb_u64 v = bucket + SB_BMAP_KEYS + (sb_u64)i * 16;|goroutine_labels.h"
 )
+# Puts back the headers the last break changed, and only those: copying all of them would
+# give every header a new mtime and rebuild everything that includes any (minutes per break).
+restore_unwind() {
+  local f
+  for f in "$scratch/unwind.orig/"*; do
+    cmp -s "$f" "$unwind/$(basename "$f")" || cp "$f" "$unwind/"
+  done
+}
 printf '%-38s %s\n' "break" "cases failing | unit tests failing"
 status=0
 for m in "${mutations[@]}"; do
   IFS='|' read -r name from to file <<<"$m"
   [[ -z ${BREAKS:-} || $name =~ $BREAKS ]] || continue
-  cp "$scratch/unwind.orig/"* "$unwind/"
+  restore_unwind
   core=$unwind/${file:-unwind_core.h}
   FROM="$from" TO="$to" python3 - "$core" <<'PY'
 import os, sys
@@ -84,5 +92,5 @@ PY
   printf '%-38s %s | %s\n' "$name" "${failing:--}" "${tests:--}"
   [[ -n $failing || -n $tests ]] || { echo "  NOT CAUGHT: $name"; status=1; }
 done
-cp "$scratch/unwind.orig/"* "$unwind/"
+restore_unwind
 exit $status
