@@ -16,8 +16,8 @@ rm -rf "$scratch/unwind.orig" && cp -r "$unwind" "$scratch/unwind.orig"  # every
 cmake -S "$scratch/src" -B "$scratch/build" -G Ninja >/dev/null
 ninja -C "$scratch/build" switchback unwind_core_test goroutine_labels_test >/dev/null
 
-# name | exact line (fixed string, \n for a newline; no '|' in it) | replacement [| file in
-# ebpf/unwind/, default unwind_core.h]
+# name | exact line (fixed string, \n for a newline, @@ for C's ||: no '|' in it) | replacement
+# [| file in ebpf/unwind/, default unwind_core.h]
 mutations=(
   "leaf (amd64 pcsp slot)|    sb_u64 slot = st->w->sp + (sb_u64)delta;|    sb_u64 slot = st->w->sp;"
   "systemstack (amd64 curg.sched.bp)|  sb_switch_to(st, caller, sp + 8, bp);|  sb_switch_to(st, caller, sp + 8, 0);"
@@ -41,7 +41,7 @@ mutations=(
   "saved-pc rule: morestack's save|  if (save == SB_SAVE_MORESTACK) return sb_after_morestack_call(st, pc);|  if (save == SB_SAVE_MORESTACK) return 1;"
   "saved-pc rule: systemstack_switch|  return pi->sswitch_start != 0 && pc >= pi->sswitch_start && pc < pi->sswitch_end;|  return 1;"
   "morestack under schedule|  sb_u64 gp = st->w->scheduling ? 0 : sb_live_curg(st);|  sb_u64 gp = sb_live_curg(st);"
-  "newstack morebuf (caller binding)|    if (want_caller_sp != 0 && (ret != want_caller_pc || (SB_ARM64(st) ? sp : sp + 8) != want_caller_sp))|    if (0)"
+  "newstack morebuf (caller binding)|    if (want_caller_sp != 0 && (ret != want_caller_pc @@ (SB_ARM64(st) ? sp : sp + 8) != want_caller_sp))|    if (0)"
   "newstack morebuf (running goroutine)|  if (gp_m != 0 && !(gp_m == st->w->m && gp == st->w->curg))|  if (0)"
   "newstack morebuf (CFA)|  if (cfa != st->w->sp) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);|"
   "saved-pc rule: mcall's callee|  if (!sb_mcall_callee_ok(st, gp)) return sb_cross_stopped(st, SB_CROSS_MCALL, moved);|"
@@ -79,7 +79,7 @@ for m in "${mutations[@]}"; do
   FROM="$from" TO="$to" python3 - "$core" <<'PY'
 import os, sys
 p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
-f = f.replace("\\n", "\n"); t = os.environ["TO"].replace("\\n", "\n")
+f = f.replace("\\n", "\n").replace("@@", "||"); t = os.environ["TO"].replace("\\n", "\n").replace("@@", "||")
 if s.count(f) != 1: sys.exit(f"mutation target not found exactly once: {f!r}")
 open(p, "w").write(s.replace(f, t))
 PY
