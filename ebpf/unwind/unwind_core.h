@@ -1065,7 +1065,6 @@ SB_SUBPROG sb_u64 sb_g_sigtramp_entry_sp(struct sb_walk *w, const struct sb_proc
   return w->sp + (sb_u64)delta;
 }
 
-/* Loop body: emit the current frame, then find the next one. Returns 1 to stop. */
 /* amd64: after a frame-pointer step, up to SB_PLAIN_BURST more frames in the same loop
  * iteration while each is plain: a return address in no special range (sb_no_special) nor the vDSO
  * (nothing to classify or cross: what the loop body would do with it is emit it and take the
@@ -1087,12 +1086,16 @@ SB_INLINE long sb_plain_frames(struct sb_unwind_state *st) {
   return 0;
 }
 
+/* The frame-pointer step and the plain frames after it, as one global function: inlined into
+ * the loop body they ran no faster and doubled the verifier's work (55,984 instructions for the
+ * sampler instead of 24,321). Returns 1 when the walk stopped. */
 SB_SUBPROG long sb_g_fp_steps(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
                               struct sb_counters *cnt) {
   SB_GLOBAL_STATE();
   return sb_fp_step(st) != 0 || sb_plain_frames(st) != 0;
 }
 
+/* Loop body: emit the current frame, then find the next one. Returns 1 to stop. */
 static long sb_unwind_step(sb_u32 index, void *ctx) {
   struct sb_unwind_state *st = (struct sb_unwind_state *)ctx;
   struct sb_walk *w = st->w;
@@ -1151,8 +1154,8 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   /* amd64: the frame-pointer step out of asyncPreempt's frame (its record sits right below the
    * injected return address); arm64: the SP step, whatever the frame. */
   w->injected_call = kind == SB_FN_ASYNCPREEMPT && (SB_ARM64(st) || !w->exact_sp);
-  /* amd64 past the leaf: the frame-pointer step, inline (no global function call per frame),
-   * then the plain frames that follow in the same iteration (sb_plain_frames). */
+  /* amd64 past the leaf: the frame-pointer step, then the plain frames that follow it in the
+   * same iteration (sb_g_fp_steps). */
   if (!SB_ARM64(st) && !w->exact_sp && !w->injected_call) return sb_g_fp_steps(w, pi, st->out, st->cnt) != 0;
   return sb_g_step_caller(w, pi, st->out, st->cnt) != 0;
 }
