@@ -81,9 +81,8 @@ sb_labels ReadLabelsOnHost(const HostUnwindInput& in, uint64_t g, std::set<uint6
 }
 
 int ClassifyOnHost(const sb_proc_info& info, uint64_t pc, bool* from_bitmap) {
-  bool no_special = sb_no_special(&info, pc) != 0;
-  if (from_bitmap) *from_bitmap = no_special;
-  return no_special ? SB_FN_NONE : sb_classify(&info, pc);
+  if (from_bitmap) *from_bitmap = sb_no_special(&info, pc) != 0;
+  return sb_frame_kind(&info, pc);
 }
 
 const char* StopReasonName(int reason) {

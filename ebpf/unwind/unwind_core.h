@@ -254,6 +254,11 @@ SB_SUBPROG int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
   return SB_FN_NONE;
 }
 
+/* The frame loop's kind of pc: the bitmap, and only where it cannot answer, the search. */
+SB_INLINE int sb_frame_kind(const struct sb_proc_info *pi, sb_u64 pc) {
+  return sb_no_special(pi, pc) ? SB_FN_NONE : sb_classify(pi, pc);
+}
+
 /* The g slot offset (from g0.sched.sp) of the spilling mcall callee containing pc, or 1 when
  * pc is not in one past its spill (offsets are negative). */
 SB_SUBPROG long sb_spill_slot(const struct sb_proc_info *pi, sb_u64 pc) {
@@ -1105,7 +1110,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   sb_emit(st, w->pc, w->frame_exact);
 
   sb_u64 lookup_pc = w->frame_exact ? w->pc : w->pc - 1;
-  int kind = sb_no_special(pi, lookup_pc) ? SB_FN_NONE : sb_classify(pi, lookup_pc);
+  int kind = sb_frame_kind(pi, lookup_pc);
   if (kind == SB_FN_ROOT) return sb_stop(st, SB_STOP_ROOT);
   if (kind == SB_FN_SIGRETURN && SB_ARM64(st)) kind = SB_FN_NONE; /* amd64's restorer only */
   if (kind == SB_FN_SIGTRAMP || kind == SB_FN_SIGRETURN) {
