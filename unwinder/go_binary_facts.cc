@@ -1,5 +1,8 @@
 #include "unwinder/go_binary_facts.h"
 
+#include <tuple>
+#include <utility>
+
 #include <elf.h>
 
 #include <algorithm>
@@ -402,6 +405,13 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
       f->missing.push_back("systemstack's windows (" + f->systemstack.why +
                            "): samples inside systemstack's switch may end with end_of_chain");
   }
+  for (auto [paths, name] : {std::pair{&f->systemstack_paths, "runtime.systemstack"},
+                             std::pair{&f->asmcgocall_paths, "runtime.asmcgocall"}}) {
+    *paths = FindSwitchPaths(bin, name);
+    if (!paths->found)
+      f->missing.push_back(std::string(name) + "'s direct path (" + paths->why +
+                           "): a frame of it on g0 is crossed wherever it is");
+  }
   // clone's child: its own code is a new thread's root (a range like mstart's); on amd64 the
   // code it shares with the parent is told apart in the core by the TLS g (sb_clone_child).
   f->clone = FindCloneChild(bin);
@@ -480,6 +490,14 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.sstack_g0_hi = facts.systemstack.g0_hi + bias;
     pi.sstack_gp_lo = facts.systemstack.gp_lo + bias;
     pi.sstack_gp_hi = facts.systemstack.gp_hi + bias;
+  }
+  auto offset = [&](uint64_t a) { return static_cast<uint32_t>(a - facts.text_start); };
+  for (auto [paths, lo, hi] : {std::tuple{&facts.systemstack_paths, &pi.sstack_switched_lo, &pi.sstack_direct_lo},
+                               std::tuple{&facts.asmcgocall_paths, &pi.acgo_switched_lo, &pi.acgo_direct_lo}}) {
+    if (!paths->found || paths->switched_lo <= facts.text_start || paths->direct_lo - facts.text_start > UINT32_MAX)
+      continue;
+    *lo = offset(paths->switched_lo);
+    *hi = offset(paths->direct_lo);
   }
   if (facts.clone.found && facts.clone.shared_hi != 0) {  // amd64 only
     pi.clone_shared_lo = facts.clone.shared_lo + bias;

@@ -15,6 +15,7 @@
 #include "unwinder/gogo_window.h"
 #include "unwinder/mcall_callees.h"
 #include "unwinder/runtime_offsets.h"
+#include "unwinder/switch_paths.h"
 #include "unwinder/systemstack_window.h"
 
 namespace sb::unwinder {
@@ -87,6 +88,9 @@ struct GoBinaryFacts {
   std::string morebuf_code_source;
   GogoWindow gogo;             // gogo's windows (issue 13 item 4; arm64 since session 7), link-time
   SystemstackWindow systemstack;  // amd64 systemstack's windows, link-time
+  // systemstack / asmcgocall: the switched path and the direct one (issue 13: a frame of theirs
+  // on g0 is crossed only in the switched path), link-time, amd64 and arm64
+  SwitchPaths systemstack_paths, asmcgocall_paths;
   CloneChild clone;            // runtime.clone's child (a new thread's root; amd64 also the shared part), link-time
   std::vector<std::string> missing;       // facts we looked for and did not find
   std::vector<sb_sp_delta> sp_deltas;     // pcsp runs, pc_off relative to text_start

@@ -858,6 +858,18 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
   return 0;
 }
 
+/* Whether a frame of systemstack / asmcgocall on g0 (kind) at pc is in their switched path
+ * ([switched_lo, direct_lo), unwinder/switch_paths.h): the one place the crossing applies.
+ * Their direct path (systemstack's noswitch, asmcgocall's nosave: called on g0 already) and
+ * the tests before the switch run on the g0 stack the caller is on: an ordinary frame, whose
+ * caller is one more g0 frame. Not decoded (hi 0): every pc, as before. */
+SB_INLINE int sb_switched_here(const struct sb_proc_info *pi, int kind, sb_u64 pc) {
+  sb_u32 lo = kind == SB_FN_ASMCGOCALL ? pi->acgo_switched_lo : pi->sstack_switched_lo;
+  sb_u32 hi = kind == SB_FN_ASMCGOCALL ? pi->acgo_direct_lo : pi->sstack_direct_lo;
+  if (hi == 0) return 1;
+  return pc >= pi->text_start + lo && pc < pi->text_start + hi;
+}
+
 /* The frame-pointer step: the caller's frame record at fp (saved fp, return address). Most
  * frames take it (amd64 once the frame is set up), so the frame loop runs it inline. */
 SB_INLINE long sb_fp_step(struct sb_unwind_state *st) {
@@ -1145,7 +1157,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
     r = sb_g_cross_vdso(w, pi, st->out, st->cnt, in_vdso);
   if (r >= 0) {
   } else if (w->on_g0) {
-    if (kind == SB_FN_SYSTEMSTACK || kind == SB_FN_ASMCGOCALL)
+    if ((kind == SB_FN_SYSTEMSTACK || kind == SB_FN_ASMCGOCALL) && sb_switched_here(pi, kind, lookup_pc))
       r = sb_g_cross_saved_switch(w, pi, st->out, st->cnt,
                                   kind == SB_FN_ASMCGOCALL ? SB_CROSS_ASMCGOCALL : SB_CROSS_SYSTEMSTACK);
     else if (kind == SB_FN_MCALL) r = sb_g_cross_mcall(w, pi, st->out, st->cnt);

@@ -261,6 +261,15 @@ struct sb_proc_info {
    * the new g0 stack's empty top: the sample is whole with clone alone. */
   sb_u64 clone_shared_lo;
   sb_u64 clone_shared_hi;
+  /* runtime.systemstack and runtime.asmcgocall (unwinder/switch_paths.h), offsets from
+   * text_start, hi 0: not decoded (every frame of theirs on g0 is crossed, as before). On g0 a
+   * frame of theirs is the switch to cross only at a pc in [switched_lo, direct_lo): from the
+   * return site of their call to gosave_systemstack_switch to their direct path (systemstack's
+   * noswitch, asmcgocall's nosave), which runs on the g0 stack it was called on. */
+  sb_u32 sstack_switched_lo;
+  sb_u32 sstack_direct_lo;
+  sb_u32 acgo_switched_lo;
+  sb_u32 acgo_direct_lo;
 };
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the

@@ -453,6 +453,66 @@ TEST_F(UnwindCoreTest, NewerGoChainLeavesG0ForALowerAddress) {
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
 }
 
+// A systemstack called on g0 takes its direct path (noswitch: pops BP and tail-calls fn) and
+// never switches: sampled there, it is one more g0 frame, and the walk crosses only at the
+// outer systemstack, in its switched path (seen live: gcDrainN -> wbBufFlush -> systemstack on
+// Go 1.23 and gfget -> systemstack on 1.27 ended with bad_fp, crossed at the leaf).
+TEST_F(UnwindCoreTest, SystemstackCalledOnG0IsAnOrdinaryFrame) {
+  info_.flags &= ~SB_PI_SYSTEMSTACK_SCHED;
+  info_.sstack_switched_lo = static_cast<uint32_t>(kSystemstack + 0x10 - kText);
+  info_.sstack_direct_lo = static_cast<uint32_t>(kSystemstack + 0x38 - kText);
+  SetCurrentG(kG0);
+  uint64_t leaf_sp = kG0StackHi - 0x180, g0_fp = kG0StackHi - 0x100, ss_fp = kG0StackHi - 0x80;
+  uint64_t f_fp = kGStackHi - 0x200;
+  mem_.Put64(leaf_sp, kAllocFn + 0x80);       // noswitch popped BP: the return address at SP
+  Frame(g0_fp, ss_fp, kSystemstack + 0x30);   // the alloc fn, called by the outer systemstack
+  Frame(ss_fp, f_fp, kMainF + 0x90);          // which switched from F (Go 1.21+ chain)
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(kSystemstack + 0x3a, leaf_sp, g0_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kSystemstack + 0x3a, kAllocFn + 0x80, kSystemstack + 0x30,
+                                              kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_ATTEMPTS], 1u);
+  // Before the switch (the tests of g at its entry) on g0 it is the same nested call.
+  counters_ = sb_counters{};
+  auto entry = Run(kSystemstack + 0x4, leaf_sp, g0_fp);
+  EXPECT_EQ(entry.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Frames(entry)[1], kAllocFn + 0x80);
+  // Without the decoded paths every pc of systemstack on g0 is crossed: the leaf's crossing
+  // loses track of the g0 stack (what the live recordings showed).
+  info_.sstack_direct_lo = 0;
+  EXPECT_EQ(Run(kSystemstack + 0x3a, leaf_sp, g0_fp).sample.stop_reason, SB_STOP_BAD_FP);
+}
+
+// asmcgocall called on g0 (newm1's _cgo_thread_start, cgoSigaction) takes its direct path
+// (nosave) and calls C on g0: the goroutine m.curg names did not ask for that C call, so it is
+// not attached. amd64's asmcgocall has no frame record: the frame-pointer step from it skips
+// its Go caller (here A) and goes on with A's caller, on g0.
+TEST_F(UnwindCoreTest, AsmcgocallCalledOnG0IsNotCrossed) {
+  info_.acgo_switched_lo = static_cast<uint32_t>(kAsmcgocall + 0x10 - kText);
+  info_.acgo_direct_lo = static_cast<uint32_t>(kAsmcgocall + 0x34 - kText);
+  SetCurrentG(kG0);
+  uint64_t c_fp = kG0StackHi - 0x200, a_fp = kG0StackHi - 0x100;
+  uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  Frame(c_fp, a_fp, kAsmcgocall + 0x38);  // C returns into asmcgocall's nosave path
+  Frame(a_fp, 0, kMstart + 1);            // A's frame record: A's caller is the g0 root
+  // curg is a parked-looking goroutine with systemstack_switch's save: what the crossing used
+  // to attach.
+  mem_.Put64(sched_sp, kMainF + 0x90);
+  SetSched(kG, sched_sp, kSystemstackSwitch, f_fp);
+  Frame(f_fp, 0, kGoexit + 1);
+  auto r = Run(0x7f0000005000, c_fp - 0x10, c_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x38, kMstart + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_ATTEMPTS], 0u);
+  // Its switched path's call is still crossed.
+  Frame(c_fp, a_fp, kAsmcgocall + 0x30);
+  auto sw = Run(0x7f0000005000, c_fp - 0x10, c_fp);
+  EXPECT_EQ(Frames(sw), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+}
+
 // mcall with m.curg still set: continue from curg.sched.
 TEST_F(UnwindCoreTest, McallWithCurg) {
   SetCurrentG(kG0);

@@ -3,7 +3,8 @@
 // and arm64 (cross-built), with symbols and stripped (-s -w), amd64 also as PIE:
 //   - the function every call site of runtime.mcall passes (unwinder/mcall_callees.h),
 //   - amd64 runtime.systemstack's two windows (unwinder/systemstack_window.h),
-//   - gogo's windows, arm64's included (unwinder/gogo_window.h).
+//   - gogo's windows, arm64's included (unwinder/gogo_window.h),
+//   - systemstack's and asmcgocall's switched and direct paths (unwinder/switch_paths.h).
 // A release whose runtime code moved makes this fail.
 #include <gtest/gtest.h>
 
@@ -126,6 +127,46 @@ void CheckSystemstack(const Analyzed& a) {
   EXPECT_EQ(pi.sstack_gp_hi, w.gp_hi + 0x1000);
 }
 
+// systemstack's and asmcgocall's switched path ends with its RET right before the direct path
+// (noswitch / nosave), and begins after the call to gosave_systemstack_switch.
+void CheckSwitchPaths(const Analyzed& a, bool arm64) {
+  for (const char* name : {"runtime.systemstack", "runtime.asmcgocall"}) {
+    SCOPED_TRACE(name);
+    const auto& p = std::string(name) == "runtime.systemstack" ? a.facts->systemstack_paths : a.facts->asmcgocall_paths;
+    ASSERT_TRUE(p.found) << p.why;
+    auto fn = a.bin->go()->FindFuncByName(name);
+    auto save = a.bin->go()->FindFuncByName("gosave_systemstack_switch");
+    ASSERT_TRUE(fn && save);
+    EXPECT_GT(p.switched_lo, fn->entry);
+    EXPECT_LT(p.switched_lo, p.direct_lo);
+    EXPECT_LT(p.direct_lo, fn->end);
+    if (arm64) {
+      auto w = a.bin->elf().ReadVaddr(p.direct_lo - 4, 4);
+      ASSERT_TRUE(w.ok());
+      uint32_t word = 0;
+      std::memcpy(&word, w->data(), 4);
+      EXPECT_EQ(word, 0xd65f03c0u) << "RET before the direct path";
+      auto call = a.bin->elf().ReadVaddr(p.switched_lo - 4, 4);
+      ASSERT_TRUE(call.ok());
+      std::memcpy(&word, call->data(), 4);
+      EXPECT_EQ(word & 0xFC000000u, 0x94000000u) << "BL before the switched path";
+    } else {
+      auto b = a.bin->elf().ReadVaddr(p.direct_lo - 1, 1);
+      ASSERT_TRUE(b.ok());
+      EXPECT_EQ(static_cast<uint8_t>((*b)[0]), 0xC3) << "RET before the direct path";
+      auto call = a.bin->elf().ReadVaddr(p.switched_lo - 5, 5);
+      ASSERT_TRUE(call.ok());
+      int32_t rel = 0;
+      std::memcpy(&rel, call->data() + 1, 4);
+      EXPECT_EQ(static_cast<uint8_t>((*call)[0]), 0xE8);
+      EXPECT_EQ(p.switched_lo + static_cast<int64_t>(rel), save->entry) << "CALL gosave_systemstack_switch";
+    }
+  }
+  sb_proc_info pi = MakeProcInfo(*a.facts, 0x1000, 0);
+  EXPECT_EQ(pi.text_start + pi.sstack_direct_lo, a.facts->systemstack_paths.direct_lo + 0x1000);
+  EXPECT_EQ(pi.text_start + pi.acgo_switched_lo, a.facts->asmcgocall_paths.switched_lo + 0x1000);
+}
+
 void CheckGogo(const Analyzed& a, bool arm64) {
   const auto& w = a.facts->gogo;
   ASSERT_TRUE(w.found) << w.why;
@@ -176,6 +217,7 @@ void CheckToolchain(const std::string& go, int minor) {
       if (std::string(flavor) == "plain") plain_callees = callees;
       if (std::string(flavor) == "stripped") EXPECT_EQ(callees, plain_callees);
       CheckGogo(a, arm64);
+      CheckSwitchPaths(a, arm64);
       if (!arm64) CheckSystemstack(a);
     }
   }
