@@ -32,7 +32,10 @@ def base_name(sym):
 def classify(leaf_first, count, out):
     out["samples"] += count
     frames = [base_name(f) for f in leaf_first]
-    roots = [i for i, f in enumerate(frames) if f in ROOTS]
+    # sigtramp is where perf's walk ends on a signal stack; switchback crosses the signal frame
+    # into the interrupted goroutine and goes on to its root: sigtramp inside a stack that
+    # ends at a root is a crossing, not a root (it used to count as "past root").
+    roots = [i for i, f in enumerate(frames) if f in ROOTS and (f != "runtime.sigtramp" or i == len(frames) - 1)]
     # A g0 stack based at mcall or morestack: after mcall(goexit0) its goroutine has exited,
     # after dropg it has run elsewhere since; nothing is above it. Whole for every tool alike
     # (switchback stops there with goroutine_exited / goroutine_left, as Go's traceback does).

@@ -26,7 +26,10 @@ case " $STATES $EXTRA_STATES " in *" $STATE "*) ;; *) die "unknown state $STATE 
 if [ "$STATE" = labels ]; then
 	BIN=$(build_labels amd64 "$OUT") RUN_ARGS="-duration 0"
 else
-	BIN=$(build_corecases amd64 "$STATE" "$OUT") RUN_ARGS="-state $STATE"
+	# systemstack-nested runs the systemstack workload: its GC marks on g0 (markroot ->
+	# systemstack) while the large allocations keep GC cycles coming.
+	RUN_STATE=$STATE; [ "$STATE" = systemstack-nested ] && RUN_STATE=systemstack
+	BIN=$(build_corecases amd64 "$STATE" "$OUT") RUN_ARGS="-state $RUN_STATE"
 fi
 GOVER=$(go_version)
 
@@ -35,6 +38,7 @@ MODE=break PICK="" BP="" EXTRA_ARGS="" RUN_ENV="" KILL_SIG=""
 case $STATE in
 leaf)        BP="*$(printf '0x%x' $(( $(func_addr "$BIN" main.leaf) + 3 )))" ;;  # 2nd instruction of the frameless leaf
 systemstack) BP="'runtime.(*mheap).alloc.func1'" ;;
+systemstack-nested) BP="*$(direct_path_addr "$BIN")"; [ "$BP" != "*" ] || die "no noswitch path in runtime.systemstack" ;;
 labels)      # the goroutine labelled alloc=big allocates 1 MiB objects: on g0 under systemstack,
              # while the others spin with their labels (8 on one, none on another)
              BP="'runtime.(*mheap).alloc.func1'" ;;

@@ -6,8 +6,10 @@ REPO_ROOT=$(cd "$COREDUMP_DIR/../.." && pwd)
 CORECASES_SRC="$REPO_ROOT/testdata/corecases"
 GO=${GO:-go}
 STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale stale-parked"
-# amd64 only, not in `all`: a core of testdata/workloads/labels (goroutine pprof labels, issue 14)
-EXTRA_STATES="labels"
+# amd64 only, not in `all`: a core of testdata/workloads/labels (goroutine pprof labels, issue 14);
+# systemstack-nested: a thread on g0 at the first instruction of systemstack's noswitch path (a
+# systemstack called on g0, here by the GC's markroot under the switched one: issue 13 session 11)
+EXTRA_STATES="labels systemstack-nested"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
@@ -64,6 +66,14 @@ addr_after_dropg() {
 		$1 == l && /CALL runtime\.dropg\(SB\)/ { take = 1; next }
 		$1 == l { seen = 1 }
 		seen && $1 == n && !/CALL runtime\.dropg/ { print $2; done = 1 }'
+}
+
+# direct_path_addr BIN: amd64 runtime.systemstack's noswitch path, the instruction after the
+# switched path's RET (the unwinder decodes the same point: unwinder/switch_paths.cc).
+direct_path_addr() {
+	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.systemstack(\.abi0)?$' "$1" | awk '
+		take { print $2; exit }
+		$3 ~ /^c3$/ && $4 == "RET" { take = 1 }'
 }
 
 # func_addr BIN SYMBOL: start address of a symbol (go tool nm).

@@ -14,7 +14,7 @@ states=("$@")
 must_cross() {  # the crossing a state proves, per arch
   case "$1/$arch" in
     leaf/*) echo leaf ;;
-    systemstack/*|labels/amd64) echo systemstack ;;
+    systemstack/*|labels/amd64|systemstack-nested/amd64) echo systemstack ;;
     mcall-curg/*|dropg/amd64|gosched/amd64) echo mcall ;;
     morestack/amd64) echo morestack ;;  # the arm64 capture sits in copystack: a named stop
     cgo/*) echo asmcgocall ;;
@@ -61,6 +61,11 @@ for state in "${states[@]}"; do
     # LR to the interrupted pc, and Delve 1.20, taking the leaf's return address from that LR,
     # repeats main.spin until its depth limit. We take the interrupted LR pushCall saved.
     args+=(--accept-delve-difference "Delve repeats the interrupted frameless leaf under asyncPreempt (its caller taken from LR, which holds the interrupted pc)")
+  fi
+  if [[ $state/$arch == systemstack-nested/amd64 && $gover == go1.19* ]]; then
+    # Delve 1.20 shows a Go 1.19 thread on g0 as its goroutine's saved stack alone (from
+    # curg.sched: systemstack, then the goroutine), without the g0 frames gdb's bt has.
+    args+=(--accept-delve-difference "Delve shows a Go 1.19 thread on g0 as the goroutine's saved stack alone, without the g0 frames (gdb's bt has them)")
   fi
   if [[ $state == cgocallback ]]; then
     # Delve 1.20 follows crosscall2's frame records, which from Go 1.21 on are two (the C stub
