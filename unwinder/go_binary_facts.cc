@@ -499,6 +499,8 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     *lo = offset(paths->switched_lo);
     *hi = offset(paths->direct_lo);
   }
+  if (pi.acgo_direct_lo != 0 && facts.asmcgocall_paths.entry_sp_slot >= 0)
+    pi.acgo_entry_sp_slot = static_cast<uint32_t>(facts.asmcgocall_paths.entry_sp_slot + 1);
   if (facts.clone.found && facts.clone.shared_hi != 0) {  // amd64 only
     pi.clone_shared_lo = facts.clone.shared_lo + bias;
     pi.clone_shared_hi = facts.clone.shared_hi + bias;

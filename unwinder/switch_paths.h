@@ -22,6 +22,10 @@ struct SwitchPaths {
   bool found = false;
   uint64_t switched_lo = 0;  // return site of the call to gosave_systemstack_switch (link-time)
   uint64_t direct_lo = 0;    // first instruction of the path taken already on g0 (link-time)
+  // amd64 asmcgocall: where its direct path saves its entry SP, as an offset from SP at its
+  // call (after it aligned SP): `MOVQ SP, DX` ... `MOVQ DX, slot(SP)`; -1 when not decoded.
+  // Its entry SP holds the return address into its Go caller (it has no frame record).
+  int64_t entry_sp_slot = -1;
   std::string why;           // when not found: what was not where expected
 };
 

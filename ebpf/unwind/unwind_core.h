@@ -870,6 +870,29 @@ SB_INLINE int sb_switched_here(const struct sb_proc_info *pi, int kind, sb_u64 p
   return pc >= pi->text_start + lo && pc < pi->text_start + hi;
 }
 
+/* amd64 asmcgocall at a return address in its direct path (called on g0 or gsignal; C
+ * returned into it, the walk's SP is exact: the C frame's record + 16): it has no frame
+ * record, so the frame-pointer step would skip its Go caller. Its entry SP, saved in its
+ * aligned frame, holds the return address into that caller (acgo_entry_sp_slot, decoded).
+ * 0: the walk is at the caller (its frame pointer is still fp: asmcgocall never touches BP);
+ * -1: not applicable or not plausible, the ordinary step then. */
+SB_INLINE long sb_asmcgocall_direct(struct sb_unwind_state *st, sb_u64 lookup_pc) {
+  const struct sb_proc_info *pi = st->pi;
+  sb_u64 sp = st->w->sp, entry_sp = 0, ret = 0;
+  if (SB_ARM64(st) || pi->acgo_entry_sp_slot == 0 || st->w->frame_exact || sp == 0 ||
+      lookup_pc < pi->text_start + pi->acgo_direct_lo)
+    return -1;
+  if (sb_read_u64(st, sp + pi->acgo_entry_sp_slot - 1, &entry_sp) || entry_sp <= sp || entry_sp - sp > 256 ||
+      (entry_sp & 7) != 0 || sb_read_u64(st, entry_sp, &ret) || !sb_in_go_text(pi, ret))
+    return -1;
+  st->w->pc = ret;
+  st->w->sp = entry_sp + 8;
+  st->w->exact_sp = 0;
+  st->w->frame_exact = 0;
+  st->w->lr_valid = 0;
+  return 0;
+}
+
 /* The frame-pointer step: the caller's frame record at fp (saved fp, return address). Most
  * frames take it (amd64 once the frame is set up), so the frame loop runs it inline. */
 SB_INLINE long sb_fp_step(struct sb_unwind_state *st) {
@@ -1165,6 +1188,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   } else if (kind == SB_FN_CGOCALLBACK && !w->frame_exact) {
     r = sb_g_cross_cgocallback(w, pi, st->out, st->cnt, lookup_pc);
   }
+  if (r < 0 && kind == SB_FN_ASMCGOCALL) r = sb_asmcgocall_direct(st, lookup_pc);
   w->last_pc = lookup_pc + 1;
   if (r >= 0) return r != 0;
   if (st->out->nframes >= w->max_frames) return sb_stop(st, SB_STOP_MAX_FRAMES);

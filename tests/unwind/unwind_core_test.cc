@@ -487,8 +487,8 @@ TEST_F(UnwindCoreTest, SystemstackCalledOnG0IsAnOrdinaryFrame) {
 
 // asmcgocall called on g0 (newm1's _cgo_thread_start, cgoSigaction) takes its direct path
 // (nosave) and calls C on g0: the goroutine m.curg names did not ask for that C call, so it is
-// not attached. amd64's asmcgocall has no frame record: the frame-pointer step from it skips
-// its Go caller (here A) and goes on with A's caller, on g0.
+// not attached. amd64's asmcgocall has no frame record: without its saved entry SP decoded the
+// frame-pointer step from it skips its Go caller (here A) and goes on with A's caller, on g0.
 TEST_F(UnwindCoreTest, AsmcgocallCalledOnG0IsNotCrossed) {
   info_.acgo_switched_lo = static_cast<uint32_t>(kAsmcgocall + 0x10 - kText);
   info_.acgo_direct_lo = static_cast<uint32_t>(kAsmcgocall + 0x34 - kText);
@@ -511,6 +511,33 @@ TEST_F(UnwindCoreTest, AsmcgocallCalledOnG0IsNotCrossed) {
   auto sw = Run(0x7f0000005000, c_fp - 0x10, c_fp);
   EXPECT_EQ(Frames(sw), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1}));
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+}
+
+// The same with the direct path's saved entry SP decoded (Go 1.21+: `MOVQ DX, 0(SP)` after
+// aligning SP): the return address into A sits at that entry SP, and A is kept.
+TEST_F(UnwindCoreTest, AsmcgocallDirectPathKeepsItsGoCaller) {
+  info_.acgo_switched_lo = static_cast<uint32_t>(kAsmcgocall + 0x10 - kText);
+  info_.acgo_direct_lo = static_cast<uint32_t>(kAsmcgocall + 0x34 - kText);
+  info_.acgo_entry_sp_slot = 0 + 1;
+  SetCurrentG(kG0);
+  uint64_t c_fp = kG0StackHi - 0x200, a_fp = kG0StackHi - 0x100;
+  uint64_t aligned_sp = c_fp + 16, entry_sp = aligned_sp + 0x18;
+  Frame(c_fp, a_fp, kAsmcgocall + 0x38);      // C returns into asmcgocall's nosave path
+  mem_.Put64(aligned_sp, entry_sp);           // MOVQ DX, 0(SP)
+  mem_.Put64(entry_sp, kAllocFn + 0x80);      // asmcgocall's return address into A
+  Frame(a_fp, 0, kMstart + 1);
+  auto r = Run(0x7f0000005000, c_fp - 0x10, c_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x38, kAllocFn + 0x80, kMstart + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  // A saved SP that is no plausible entry SP (below the frame, or a return address outside Go
+  // text) is not followed: the frame-pointer step, as without the slot.
+  mem_.Put64(aligned_sp, aligned_sp - 0x100);
+  EXPECT_EQ(Frames(Run(0x7f0000005000, c_fp - 0x10, c_fp)),
+            (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x38, kMstart + 1}));
+  mem_.Put64(aligned_sp, entry_sp);
+  mem_.Put64(entry_sp, 0x7f0000009000);
+  EXPECT_EQ(Frames(Run(0x7f0000005000, c_fp - 0x10, c_fp)),
+            (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x38, kMstart + 1}));
 }
 
 // mcall with m.curg still set: continue from curg.sched.

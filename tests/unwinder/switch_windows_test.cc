@@ -162,7 +162,15 @@ void CheckSwitchPaths(const Analyzed& a, bool arm64) {
       EXPECT_EQ(p.switched_lo + static_cast<int64_t>(rel), save->entry) << "CALL gosave_systemstack_switch";
     }
   }
+  // amd64 asmcgocall's direct path saves its entry SP in its aligned frame (Go 1.19: 40(SP),
+  // later 0(SP)); systemstack's tail-calls and saves nothing.
+  if (!arm64) {
+    int64_t slot = a.facts->asmcgocall_paths.entry_sp_slot;
+    EXPECT_TRUE(slot == 0 || slot == 40) << slot;
+  }
+  EXPECT_EQ(a.facts->systemstack_paths.entry_sp_slot, -1);
   sb_proc_info pi = MakeProcInfo(*a.facts, 0x1000, 0);
+  EXPECT_EQ(pi.acgo_entry_sp_slot, arm64 ? 0u : static_cast<uint32_t>(a.facts->asmcgocall_paths.entry_sp_slot + 1));
   EXPECT_EQ(pi.text_start + pi.sstack_direct_lo, a.facts->systemstack_paths.direct_lo + 0x1000);
   EXPECT_EQ(pi.text_start + pi.acgo_switched_lo, a.facts->asmcgocall_paths.switched_lo + 0x1000);
 }
