@@ -58,6 +58,8 @@ mutations=(
   "plain-frame burst (frame limit)|    if (st->out->nframes + 1 >= w->max_frames) return 0; /* the loop body's limit checks */|"
   "plain-frame burst (special frame)|    if (!sb_no_special(pi, lookup_pc)) return 0; /* may be a switch, a root...: the loop body */|"
   "systemstack/asmcgocall direct path|  if (hi == 0) return 1;|  return 1;"
+  "asmcgocall direct path (entry SP)|  if (r < 0 && kind == SB_FN_ASMCGOCALL) r = sb_asmcgocall_direct(st, lookup_pc);|"
+  "asmcgocall direct path (Go text)|      (entry_sp & 7) != 0 @@ sb_read_u64(st, entry_sp, &ret) @@ !sb_in_go_text(pi, ret))|      (entry_sp & 7) != 0 @@ sb_read_u64(st, entry_sp, &ret))"
   "clone's child (TLS g 0)|  return sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0 && g == 0;|  return 1;"
   "labels: slice entry's value (1.24+)|    if (sb_read_label(env, e, e + 16, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|    if (sb_read_label(env, e, e, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|goroutine_labels.h"
   "labels: hmap bucket's elems (<=1.23)|      sb_u64 v = bucket + SB_BMAP_ELEMS + (sb_u64)i * 16;|      sb_u64 v = bucket + SB_BMAP_KEYS + (sb_u64)i * 16;|goroutine_labels.h"
