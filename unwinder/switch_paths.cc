@@ -32,12 +32,16 @@ bool MovRegReg(const ZydisDecodedInstruction& in, const ZydisDecodedOperand* ops
 }
 
 // Tracks which register holds the entry SP: `MOVQ SP, reg` while SP is still the entry SP
-// (nothing has written SP yet); any other write of that register forgets it.
+// (nothing has written SP yet: explicitly, or as PUSH/POP do through a hidden operand; a CALL
+// gets it back); any other write of that register forgets it.
 void TrackEntrySp(const ZydisDecodedInstruction& in, const ZydisDecodedOperand* ops, bool* sp_moved,
                   ZydisRegister* reg) {
   bool writes_reg0 = in.operand_count_visible >= 1 && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
                      (ops[0].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE);
-  if (writes_reg0 && ops[0].reg.value == ZYDIS_REGISTER_RSP) *sp_moved = true;
+  for (int i = 0; i < in.operand_count && in.mnemonic != ZYDIS_MNEMONIC_CALL; i++)
+    if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[i].reg.value == ZYDIS_REGISTER_RSP &&
+        (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+      *sp_moved = true;
   if (MovRegReg(in, ops) && ops[1].reg.value == ZYDIS_REGISTER_RSP && !*sp_moved) {
     *reg = ops[0].reg.value;
   } else if (writes_reg0 && ops[0].reg.value == *reg) {

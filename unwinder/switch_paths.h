@@ -23,8 +23,10 @@ struct SwitchPaths {
   uint64_t switched_lo = 0;  // return site of the call to gosave_systemstack_switch (link-time)
   uint64_t direct_lo = 0;    // first instruction of the path taken already on g0 (link-time)
   // amd64 asmcgocall: where its direct path saves its entry SP, as an offset from SP at its
-  // call (after it aligned SP): `MOVQ SP, DX` ... `MOVQ DX, slot(SP)`; -1 when not decoded.
-  // Its entry SP holds the return address into its Go caller (it has no frame record).
+  // call (after it aligned SP): `MOVQ SP, DX` before any change of SP ... `MOVQ DX,
+  // slot(SP)`; -1 when not so. The entry SP holds the return address into its Go caller, which
+  // the frame-pointer step misses where asmcgocall has no frame record (Go 1.19: 40; from Go
+  // 1.21 on it pushes BP first, the saved SP is not the entry SP: -1, and none is needed).
   int64_t entry_sp_slot = -1;
   std::string why;           // when not found: what was not where expected
 };

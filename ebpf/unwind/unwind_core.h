@@ -871,9 +871,10 @@ SB_INLINE int sb_switched_here(const struct sb_proc_info *pi, int kind, sb_u64 p
 }
 
 /* amd64 asmcgocall at a return address in its direct path (called on g0 or gsignal; C
- * returned into it, the walk's SP is exact: the C frame's record + 16): it has no frame
- * record, so the frame-pointer step would skip its Go caller. Its entry SP, saved in its
- * aligned frame, holds the return address into that caller (acgo_entry_sp_slot, decoded).
+ * returned into it, the walk's SP is exact: the C frame's record + 16). Before Go 1.21 it has
+ * no frame record, so the frame-pointer step would skip its Go caller; its entry SP, saved in
+ * its aligned frame, holds the return address into that caller (acgo_entry_sp_slot, decoded;
+ * 0 from Go 1.21 on, where its own PUSHQ BP makes the frame-pointer step keep the caller).
  * 0: the walk is at the caller (its frame pointer is still fp: asmcgocall never touches BP);
  * -1: not applicable or not plausible, the ordinary step then. */
 SB_INLINE long sb_asmcgocall_direct(struct sb_unwind_state *st, sb_u64 lookup_pc) {

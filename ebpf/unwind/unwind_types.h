@@ -270,9 +270,10 @@ struct sb_proc_info {
   sb_u32 sstack_direct_lo;
   sb_u32 acgo_switched_lo;
   sb_u32 acgo_direct_lo;
-  /* amd64 asmcgocall's direct path has no frame record: it saved its entry SP (where the
-   * return address into its Go caller is) at [SP + acgo_entry_sp_slot - 1] of its aligned frame
-   * before the call. 0: not decoded (the frame-pointer step then skips that caller). */
+  /* amd64 asmcgocall before Go 1.21 has no frame record: its direct path saved its entry SP
+   * (where the return address into its Go caller is) at [SP + acgo_entry_sp_slot - 1] of its
+   * aligned frame before the call. 0: not decoded (Go 1.21+: it pushes BP, and the
+   * frame-pointer step keeps the caller). */
   sb_u32 acgo_entry_sp_slot;
   sb_u32 pad_acgo;
 };

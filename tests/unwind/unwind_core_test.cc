@@ -513,17 +513,18 @@ TEST_F(UnwindCoreTest, AsmcgocallCalledOnG0IsNotCrossed) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
 }
 
-// The same with the direct path's saved entry SP decoded (Go 1.21+: `MOVQ DX, 0(SP)` after
-// aligning SP): the return address into A sits at that entry SP, and A is kept.
+// The same with the direct path's saved entry SP decoded (Go 1.19: `MOVQ SP, DX` at entry,
+// `MOVQ DX, 40(SP)` after aligning SP): the return address into A sits at that entry SP, and
+// A is kept.
 TEST_F(UnwindCoreTest, AsmcgocallDirectPathKeepsItsGoCaller) {
   info_.acgo_switched_lo = static_cast<uint32_t>(kAsmcgocall + 0x10 - kText);
   info_.acgo_direct_lo = static_cast<uint32_t>(kAsmcgocall + 0x34 - kText);
-  info_.acgo_entry_sp_slot = 0 + 1;
+  info_.acgo_entry_sp_slot = 40 + 1;
   SetCurrentG(kG0);
   uint64_t c_fp = kG0StackHi - 0x200, a_fp = kG0StackHi - 0x100;
-  uint64_t aligned_sp = c_fp + 16, entry_sp = aligned_sp + 0x18;
+  uint64_t aligned_sp = c_fp + 16, entry_sp = aligned_sp + 0x48;
   Frame(c_fp, a_fp, kAsmcgocall + 0x38);      // C returns into asmcgocall's nosave path
-  mem_.Put64(aligned_sp, entry_sp);           // MOVQ DX, 0(SP)
+  mem_.Put64(aligned_sp + 40, entry_sp);      // MOVQ DX, 40(SP)
   mem_.Put64(entry_sp, kAllocFn + 0x80);      // asmcgocall's return address into A
   Frame(a_fp, 0, kMstart + 1);
   auto r = Run(0x7f0000005000, c_fp - 0x10, c_fp);
@@ -531,10 +532,10 @@ TEST_F(UnwindCoreTest, AsmcgocallDirectPathKeepsItsGoCaller) {
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   // A saved SP that is no plausible entry SP (below the frame, or a return address outside Go
   // text) is not followed: the frame-pointer step, as without the slot.
-  mem_.Put64(aligned_sp, aligned_sp - 0x100);
+  mem_.Put64(aligned_sp + 40, aligned_sp - 0x100);
   EXPECT_EQ(Frames(Run(0x7f0000005000, c_fp - 0x10, c_fp)),
             (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x38, kMstart + 1}));
-  mem_.Put64(aligned_sp, entry_sp);
+  mem_.Put64(aligned_sp + 40, entry_sp);
   mem_.Put64(entry_sp, 0x7f0000009000);
   EXPECT_EQ(Frames(Run(0x7f0000005000, c_fp - 0x10, c_fp)),
             (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x38, kMstart + 1}));
