@@ -3,6 +3,7 @@
 #include <Zydis/Zydis.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -77,8 +78,8 @@ bool ScanAmd64(std::string_view code, uint64_t entry, uint64_t save_entry, Scan*
 
 bool ScanArm64(std::string_view code, uint64_t entry, uint64_t save_entry, Scan* s) {
   for (size_t off = 0; off + 4 <= code.size(); off += 4) {
-    uint32_t word = static_cast<uint8_t>(code[off]) | static_cast<uint8_t>(code[off + 1]) << 8 |
-                    static_cast<uint8_t>(code[off + 2]) << 16 | static_cast<uint32_t>(static_cast<uint8_t>(code[off + 3])) << 24;
+    uint32_t word = 0;
+    std::memcpy(&word, code.data() + off, 4);  // little-endian, as gogo_window.cc reads it
     uint64_t pc = entry + off;
     A64Insn in = DecodeA64(word, pc);
     if (in.op == A64Op::kBCond) s->cond.push_back(Branch{in.target});
