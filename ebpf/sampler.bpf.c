@@ -24,7 +24,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by userspace before load. */
 const volatile __u32 self_tgid = 0;
 const volatile __u8 track_all = 0; /* --all: report unknown processes to userspace */
-const volatile __u8 compare_fp_walk = 0; /* benchmark: also time a plain frame-pointer walk */
+/* Benchmark: 1 also times a plain frame-pointer walk, 2 the floor against that walk. */
+const volatile __u8 compare_fp_walk = 0;
 const volatile __u8 read_labels = 1; /* goroutine pprof labels on each sample (--no-labels: 0) */
 const volatile __u8 kernel_stacks = 0; /* --kernel: each sample's kernel stack too */
 
@@ -111,6 +112,20 @@ static __always_inline void report_unknown(__u32 tgid) {
   bpf_ringbuf_submit(ev, 0);
 }
 
+/* --compare-fp-walk: times one baseline walk of the sample's stack (fp_walk_baseline.h): the
+ * plain frame-pointer walk (floor 0) or the floor under any goroutine-aware unwinder (1). */
+static __always_inline void time_baseline(struct sb_counters *cnt, const struct sb_proc_info *pi,
+                                          const struct sb_regs *r, int floor) {
+  __u64 goid = 0, t0 = bpf_ktime_get_ns();
+  if (floor) {
+    cnt->floor_frames += sb_fp_walk_floor(0, pi, r, &goid) + 1;
+    cnt->floor_ns += bpf_ktime_get_ns() - t0;
+  } else {
+    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r->fp, pi->max_frames) + 1;
+    cnt->fp_walk_ns += bpf_ktime_get_ns() - t0;
+  }
+}
+
 SEC("perf_event")
 int sample_cpu(struct bpf_perf_event_data *ctx) {
   __u32 zero = 0;
@@ -148,13 +163,18 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   struct sb_regs r = {};
   sb_read_user_regs(task, regs, &r);
 
-  /* With --compare-fp-walk, a plain frame-pointer walk of the same stack is timed too, before
-   * or after the unwind on alternate samples so neither always finds the stack in cache. */
-  int baseline_first = compare_fp_walk && (s->time_ns & 1);
-  if (baseline_first) {
-    __u64 b0 = bpf_ktime_get_ns();
-    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r.fp, pi->max_frames) + 1;
-    cnt->fp_walk_ns += bpf_ktime_get_ns() - b0;
+  /* --compare-fp-walk (1): the unwind and a plain frame-pointer walk of the same stack are timed,
+   * the walk before or after the unwind on alternate samples so neither always finds the stack
+   * in cache. --compare-floor (2): the floor (that walk plus the reads naming the goroutine)
+   * and the plain walk instead, in alternating order, both before the unwind (which then finds
+   * the stack warm: its time is not the comparison's). Two walks per sample in either mode: a
+   * third would find the stack warm more often and change what the figures mean. */
+  int plain_first = s->time_ns & 1;
+  if (compare_fp_walk == 2) {
+    time_baseline(cnt, pi, &r, !plain_first);
+    time_baseline(cnt, pi, &r, plain_first);
+  } else if (compare_fp_walk == 1 && plain_first) {
+    time_baseline(cnt, pi, &r, 0);
   }
   __u64 t0 = bpf_ktime_get_ns();
   sb_unwind(pi, s, cnt, 0, &r);
@@ -168,11 +188,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
     cnt->labels_ns += bpf_ktime_get_ns() - l0;
   }
   if (s->labels.status < SB_LABELS_MAX) cnt->labels[s->labels.status]++;
-  if (compare_fp_walk && !baseline_first) {
-    __u64 b0 = bpf_ktime_get_ns();
-    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r.fp, pi->max_frames) + 1;
-    cnt->fp_walk_ns += bpf_ktime_get_ns() - b0;
-  }
+  if (compare_fp_walk == 1 && !plain_first) time_baseline(cnt, pi, &r, 0);
 
   read_kernel_stack(ctx, &rec->kernel);
 

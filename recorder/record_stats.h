@@ -49,6 +49,8 @@ struct RecordStats {
   uint64_t unwind_frames = 0;  // frames they produced
   uint64_t fp_walk_ns = 0;     // --compare-fp-walk: a plain frame-pointer walk of the same samples
   uint64_t fp_walk_frames = 0;
+  uint64_t floor_ns = 0;       // --compare-fp-walk: that walk plus the reads naming the goroutine
+  uint64_t floor_frames = 0;
   uint64_t pcsp_lookups = 0;     // pcsp values the BPF unwinder looked up
   uint64_t pcsp_cache_hits = 0;  // of which its per-CPU cache answered
   // Goroutine pprof labels: samples by how their labels were read (LabelsStatusName), and the

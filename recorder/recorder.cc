@@ -34,6 +34,8 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.unwind_frames = c.unwind_frames;
   st.fp_walk_ns = c.fp_walk_ns;
   st.fp_walk_frames = c.fp_walk_frames;
+  st.floor_ns = c.floor_ns;
+  st.floor_frames = c.floor_frames;
   st.labels_ns = c.labels_ns;
   st.pcsp_lookups = c.pcsp_lookups;
   st.pcsp_cache_hits = c.pcsp_cache_hits;
@@ -95,6 +97,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   so.frequency_hz = opts.frequency_hz;
   so.all = opts.all;
   so.compare_fp_walk = opts.compare_fp_walk;
+  so.compare_floor = opts.compare_floor;
   so.max_frames = opts.max_frames;
   so.read_labels = opts.labels;
   so.kernel_stacks = opts.kernel;

@@ -27,6 +27,7 @@ struct RecordOptions {
   double duration_s = 0;        // 0: until *stop becomes true
   int frequency_hz = 99;
   bool compare_fp_walk = false;  // benchmark: time a plain frame-pointer walk too
+  bool compare_floor = false;    // benchmark: time the floor against that walk instead
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;  // frames kept per stack (leaf side), 1..SB_MAX_FRAMES
   bool labels = true;            // goroutine pprof labels on samples (--no-labels: false)
   bool kernel = false;           // kernel frames above the user stack (--kernel)

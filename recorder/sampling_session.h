@@ -24,6 +24,7 @@ struct SessionOptions {
   int frequency_hz = 99;
   bool all = false;  // discover processes: every Go process, including those that start later
   bool compare_fp_walk = false;
+  bool compare_floor = false;
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;  // frames kept per stack (leaf side), 1..SB_MAX_FRAMES
   bool read_labels = true;  // goroutine pprof labels on each sample
   // Each sample's kernel stack, symbolized from /proc/kallsyms. When the kernel symbols cannot

@@ -7,6 +7,7 @@
 #define SWITCHBACK_FP_WALK_BASELINE_H
 
 #include "unwind_types.h"
+#include "unwind_core.h" /* SB_GHDR_BYTES: the floor reads g's header as the unwinder does */
 
 struct sb_fp_walk {
   sb_u64 fp;
@@ -31,6 +32,44 @@ SB_INLINE sb_u32 sb_fp_walk_baseline(void *env, sb_u64 fp, sb_u32 max_frames) {
   if (max_frames == 0 || max_frames > SB_MAX_FRAMES) max_frames = SB_DEFAULT_MAX_FRAMES;
   SB_LOOP(max_frames - 1, sb_fp_walk_step, &w);
   return w.frames;
+}
+
+/* The floor under any profiler that names the goroutine a sample belongs to (switchback's
+ * `goroutine` label, pprof labels; otel-ebpf-profiler's and Parca's Go label readers make the
+ * same reads): the thread's g (the TLS slot; arm64 without cgo: R28), g.m and its goid in one
+ * read of g's header (as sb_ghdr_read), m.curg, and when the thread is not on it (g0, gsignal)
+ * curg's goid; then the plain walk. Nothing is checked beyond "readable", no pcsp, no crossing:
+ * the least the unwinder's per-sample work could cost, timed beside it (`--compare-fp-walk`) to
+ * show how much of its cost over the plain walk is the goroutine's cold memory alone. Returns
+ * the frames as sb_fp_walk_baseline does; *goid: the goroutine found (0: none). */
+SB_SUBPROG sb_u32 sb_fp_walk_floor(sb_u64 env_addr, const struct sb_proc_info *pi, const struct sb_regs *r,
+                                   sb_u64 *goid) {
+  /* A BPF global function: env as a scalar (the verifier cannot size a void pointer). */
+  void *env = (void *)(unsigned long)env_addr;
+  if (!pi || !r || !goid) return 0;
+  const struct sb_go_offsets *o = &pi->off;
+  sb_u64 g = 0, m = 0, curg = 0, id = 0;
+  *goid = 0;
+  if (pi->arch == SB_ARCH_ARM64) {
+    g = r->g_reg; /* Go code keeps g there, C code preserves it; the TLS slot may be unused */
+  } else if ((pi->flags & SB_PI_HAS_TLS) && r->tls_base != 0) {
+    sb_read(env, &g, sizeof(g), r->tls_base + (sb_u64)pi->tls_g_offset);
+  }
+  sb_u64 size = (sb_u64)o->g_goid + 8 - o->g_m;
+  SB_OPAQUE(size); /* the verifier must see the bound on the register the read gets */
+  if (g != 0 && o->g_goid > o->g_m && size <= SB_GHDR_BYTES && (o->g_m & 7) == 0 && (o->g_goid & 7) == 0) {
+    sb_u64 buf[SB_GHDR_WORDS] = {};
+    sb_u64 last = (sb_u64)(o->g_goid - o->g_m) >> 3;
+    SB_OPAQUE(last);
+    if (last < SB_GHDR_WORDS && sb_read(env, buf, (sb_u32)size, g + o->g_m) == 0) {
+      m = buf[0];
+      id = buf[last];
+    }
+  }
+  if (m != 0 && sb_read(env, &curg, sizeof(curg), m + o->m_curg) == 0 && curg != 0 && curg != g)
+    sb_read(env, &id, sizeof(id), curg + o->g_goid); /* on g0 or gsignal: the goroutine's id */
+  *goid = m != 0 && curg != 0 ? id : 0;
+  return sb_fp_walk_baseline(env, r->fp, pi->max_frames);
 }
 
 #endif /* SWITCHBACK_FP_WALK_BASELINE_H */

@@ -58,6 +58,7 @@ static inline int sb_delta_entry(void* env, sb_u32 index, struct sb_sp_delta* ou
   } while (0)
 #include "unwind_core.h"
 #include "goroutine_labels.h"
+#include "fp_walk_baseline.h"
 
 namespace sb::unwind {
 
@@ -77,6 +78,15 @@ sb_labels ReadLabelsOnHost(const HostUnwindInput& in, uint64_t g, std::set<uint6
   HostEnv env{&in, faults_hit ? faults_hit : &faults, &reads};
   sb_labels out{};
   sb_read_goroutine_labels(reinterpret_cast<sb_u64>(&env), in.info, g, &out);
+  return out;
+}
+
+FloorWalkResult FloorWalkOnHost(const HostUnwindInput& in, const Registers& regs) {
+  FloorWalkResult out;
+  std::set<uint64_t> faults;
+  HostEnv env{&in, &faults, &out.reads};
+  sb_regs r{regs.pc, regs.sp, regs.fp, regs.lr, regs.g_reg, regs.tls_base};
+  out.frames = sb_fp_walk_floor(reinterpret_cast<sb_u64>(&env), in.info, &r, &out.goid);
   return out;
 }
 

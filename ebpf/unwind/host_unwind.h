@@ -54,6 +54,16 @@ sb_labels ReadLabelsOnHost(const HostUnwindInput& in, uint64_t g, std::set<uint6
 // (sb_no_special), then sb_classify's search; FROM_BITMAP: the first answered without it.
 int ClassifyOnHost(const sb_proc_info& info, uint64_t pc, bool* from_bitmap = nullptr);
 
+// The floor walk timed beside the unwinder by `record --compare-fp-walk` (fp_walk_baseline.h,
+// the code the BPF sampler runs): the frames above the leaf a plain frame-pointer walk finds,
+// and the goroutine id its identity reads found (0: none).
+struct FloorWalkResult {
+  uint32_t frames = 0;
+  uint64_t goid = 0;
+  std::vector<uint64_t> reads;  // every address read, in order (when in.record_reads)
+};
+FloorWalkResult FloorWalkOnHost(const HostUnwindInput& in, const Registers& regs);
+
 const char* StopReasonName(int reason);   // "root", "bad_fp", ...
 // Whether a stack that stopped for this reason is whole: it reached a root, or the base of a
 // g0 stack whose goroutine has exited or, after dropg, has run elsewhere since (nothing above it

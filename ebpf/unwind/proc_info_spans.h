@@ -1,7 +1,8 @@
 // The derived fields of an sb_proc_info that let a sample skip most of it: the ranges sorted
 // (sb_classify's binary search), the span they cover (special_lo/hi, sb_outside_special), the
 // span's blocks that hold no range (special_free, sb_no_special) and the
-// span of the sample-start windows (windows_lo/hi, sb_load_g). Built in userspace; header-only
+// span of the sample-start windows (windows_lo/hi, sb_load_g), and the root ranges (roots,
+// sb_frame_kind). Built in userspace; header-only
 // so that MakeProcInfo and the unit tests of the core derive them the same way.
 #pragma once
 
@@ -44,6 +45,18 @@ inline void SetProcInfoSpans(sb_proc_info* pi) {
     for (uint32_t i = 0; i < n; i++) pi->special_hi = std::max(pi->special_hi, pi->ranges[i].end);
   }
   SetSpecialFreeBlocks(pi, n);
+  // The roots, in ascending order (the ranges are), as offsets from text_start; a root outside
+  // Go text or past SB_MAX_ROOTS stays with the search alone.
+  pi->nroots = 0;
+  std::fill(std::begin(pi->roots), std::end(pi->roots), sb_root_range{});
+  for (uint32_t i = 0; i < n && pi->nroots < SB_MAX_ROOTS; i++) {
+    const sb_range& r = pi->ranges[i];
+    if (r.kind != SB_FN_ROOT || r.start < pi->text_start || r.end <= r.start || r.end > pi->text_end ||
+        r.end - pi->text_start > UINT32_MAX)
+      continue;
+    pi->roots[pi->nroots++] = {static_cast<uint32_t>(r.start - pi->text_start),
+                               static_cast<uint32_t>(r.end - pi->text_start)};
+  }
   const uint64_t windows[][2] = {
       {pi->gogo_g0_lo, pi->gogo_g0_hi},       {pi->gogo_gp_lo, pi->gogo_gp_hi},
       {pi->gogo_save_g_lo, pi->gogo_save_g_hi}, {pi->sstack_g0_lo, pi->sstack_g0_hi},

@@ -254,9 +254,24 @@ SB_SUBPROG int sb_classify(const struct sb_proc_info *pi, sb_u64 pc) {
   return SB_FN_NONE;
 }
 
-/* The frame loop's kind of pc: the bitmap, and only where it cannot answer, the search. */
+/* Whether pc is in one of the root ranges kept beside the spans (sb_proc_info.roots): copies
+ * of ranges of kind SB_FN_ROOT, so the answer is the search's; they share the cache line of the
+ * windows' span, which every sample reads, where the search reads up to five lines of `ranges`
+ * for the frame nearly every stack ends with. */
+SB_INLINE int sb_in_roots(const struct sb_proc_info *pi, sb_u64 pc) {
+  sb_u64 off = pc - pi->text_start; /* below text: huge, in no root */
+  for (int i = 0; i < SB_MAX_ROOTS; i++) {
+    if ((sb_u32)i >= pi->nroots) break;
+    if (off >= pi->roots[i].lo && off < pi->roots[i].hi) return 1;
+  }
+  return 0;
+}
+
+/* The frame loop's kind of pc: the bitmap, the roots, and only where neither answers, the
+ * search. */
 SB_INLINE int sb_frame_kind(const struct sb_proc_info *pi, sb_u64 pc) {
-  return sb_no_special(pi, pc) ? SB_FN_NONE : sb_classify(pi, pc);
+  if (sb_no_special(pi, pc)) return SB_FN_NONE;
+  return sb_in_roots(pi, pc) ? SB_FN_ROOT : sb_classify(pi, pc);
 }
 
 /* The g slot offset (from g0.sched.sp) of the spilling mcall callee containing pc, or 1 when

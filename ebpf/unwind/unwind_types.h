@@ -127,6 +127,14 @@ struct sb_go_offsets {
   sb_u16 g_labels;  /* optional (goroutine pprof labels): 0xffff leaves samples without labels */
 };
 
+/* SB_FN_ROOT ranges kept beside the spans (sb_proc_info.roots): goexit, mstart, rt0_go and
+ * clone's child have them. */
+#define SB_MAX_ROOTS 4
+struct sb_root_range {
+  sb_u32 lo; /* offsets from text_start, [lo, hi) */
+  sb_u32 hi;
+};
+
 struct sb_range {
   sb_u64 start; /* runtime addresses, [start, end) */
   sb_u64 end;
@@ -182,16 +190,14 @@ struct sb_proc_info {
   sb_u32 nranges;
   sb_u32 go_minor;      /* 19 for go1.19 ... */
   struct sb_go_offsets off;
+  /* The fields below up to `ranges` are read by nearly every sample, and so packed in as few
+   * cache lines as they fit (each further line a sample touches is a miss at the sampling rate:
+   * 100-200 ns here): with off, line 1 holds both spans' bounds a frame is tested against, line
+   * 2 the windows' span, the roots and the first words of the bitmap. */
   /* [special_lo, special_hi): the span of `ranges` (proc_info_spans.h), so one test answers
    * every frame of a program's own code (sb_outside_special). */
   sb_u64 special_lo;
   sb_u64 special_hi;
-  /* Inside that span, which blocks of 1 << special_shift bytes hold no part of any range (bit
-   * set; proc_info_spans.h): most return addresses in the runtime's own code are answered by
-   * one bit instead of sb_classify's search. All clear (the default): every pc is searched. */
-  sb_u32 special_shift;
-  sb_u32 pad_special;
-  sb_u64 special_free[SB_SPECIAL_WORDS];
   sb_u64 vdso_start;    /* this process's [vdso] mapping */
   sb_u64 vdso_end;
   /* [windows_lo, windows_hi): the span of every window a sample's pc is tested against before
@@ -199,6 +205,16 @@ struct sb_proc_info {
    * every sample) none is read. 0, 0: none decoded. */
   sb_u64 windows_lo;
   sb_u64 windows_hi;
+  /* Inside that span, which blocks of 1 << special_shift bytes hold no part of any range (bit
+   * set; proc_info_spans.h): most return addresses in the runtime's own code are answered by
+   * one bit instead of sb_classify's search. All clear (the default): every pc is searched. */
+  sb_u32 special_shift;
+  /* The SB_FN_ROOT ranges of `ranges` (goexit, mstart, ...: nearly every stack ends at one),
+   * as offsets from text_start, [lo, hi); nroots of them (proc_info_spans.h). sb_frame_kind
+   * answers a root from here instead of searching `ranges` (up to five more lines). */
+  sb_u32 nroots;
+  struct sb_root_range roots[SB_MAX_ROOTS];
+  sb_u64 special_free[SB_SPECIAL_WORDS];
   struct sb_range ranges[SB_MAX_RANGES]; /* ascending by start, disjoint (sb_classify searches) */
   sb_u64 iscgo_addr;    /* arm64: runtime address of the byte runtime.iscgo (SB_PI_HAS_ISCGO) */
   /* The save points a goroutine's gobuf may hold when a crossing resumes it (the saved-pc
@@ -369,6 +385,9 @@ struct sb_counters {
   sb_u64 labels[SB_LABELS_MAX]; /* samples by enum sb_labels_status */
   sb_u64 crossing[SB_CROSS_MAX][3];
   sb_u64 exiting;         /* samples of tasks tearing down (PF_EXITING or no mm): not unwound */
+  /* Last: not on the lines every sample updates (the benchmark build's only). */
+  sb_u64 floor_ns;        /* --compare-fp-walk: the plain walk plus the reads naming the goroutine */
+  sb_u64 floor_frames;    /*   (sb_fp_walk_floor), on the same samples, and its frames */
 };
 
 #endif /* SWITCHBACK_UNWIND_TYPES_H */

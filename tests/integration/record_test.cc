@@ -267,21 +267,34 @@ TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
   std::cout << "[ info     ] sampler verified_insns: " << verified << "\n";
   EXPECT_GT(verified, 1000);
   EXPECT_LE(verified, 250000);
-  {
-    // The benchmark build (--compare-fp-walk adds the baseline walk's loop): at most 500 k.
-    fs::path fp_stats = dir / "fp-stats.json";
-    Child fp({kSwitchback, "record", "--all", "--duration", "1", "--compare-fp-walk", "--output",
-              (dir / "fp.pb.gz").string(), "--stats", fp_stats.string(), "--quiet"},
-             dir / "fp.stdout", dir / "fp.stderr");
+  for (std::string flag : {"--compare-fp-walk", "--compare-floor"}) {
+    // The benchmark builds (--compare-fp-walk adds the baseline walk's loop, --compare-floor the
+    // floor's reads too): at most 500 k. Each reports the walks it timed.
+    std::string tag = flag.substr(2);
+    fs::path fp_stats = dir / (tag + "-stats.json");
+    Child spin({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=3s"},
+               dir / (tag + "-demo.stdout"), dir / (tag + "-demo.stderr"));
+    Child fp({kSwitchback, "record", "-p", std::to_string(spin.pid()), "--duration", "1", flag, "--output",
+              (dir / (tag + ".pb.gz")).string(), "--stats", fp_stats.string(), "--quiet"},
+             dir / (tag + ".stdout"), dir / (tag + ".stderr"));
     RunResult fr = fp.Wait(seconds(60));
     ASSERT_TRUE(fr.exited_ok()) << Describe(fr);
+    ASSERT_TRUE(spin.Wait(seconds(30)).exited_ok());
     auto fs_text = sb::ReadFile(fp_stats.string());
     ASSERT_TRUE(fs_text.ok()) << fs_text.error();
     auto fj = nlohmann::json::parse(*fs_text, nullptr, false);
     int64_t fp_verified = fj["bpf"].value("verified_insns", int64_t{0});
-    std::cout << "[ info     ] --compare-fp-walk verified_insns: " << fp_verified << "\n";
+    std::cout << "[ info     ] " << flag << " verified_insns: " << fp_verified << "\n";
     EXPECT_GT(fp_verified, 1000);
     EXPECT_LE(fp_verified, 500000);
+    EXPECT_GT(fj["bpf"].value("fp_walk_ns", int64_t{0}), 0) << flag;
+    if (flag == "--compare-floor") {
+      // The floor walks the plain walk's frames (the same stack, the same rule) and takes longer.
+      EXPECT_GT(fj["bpf"].value("floor_ns", int64_t{0}), 0);
+      EXPECT_EQ(fj["bpf"].value("floor_frames", int64_t{-1}), fj["bpf"].value("fp_walk_frames", int64_t{-2}));
+    } else {
+      EXPECT_FALSE(fj["bpf"].contains("floor_ns")) << fj["bpf"].dump();
+    }
   }
   std::string err;
   auto p = LoadPprof(pprof, &err);

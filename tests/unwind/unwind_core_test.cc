@@ -1475,6 +1475,38 @@ TEST(SpecialFreeBlocks, OnlyBlocksNoRangeTouchesAreFree) {
   EXPECT_EQ(ClassifyOnHost(pi, 0x500100, &bitmap), SB_FN_MCALL);
 }
 
+// The root ranges kept beside the spans (sb_proc_info.roots, proc_info_spans.h): the first
+// SB_MAX_ROOTS ranges of kind SB_FN_ROOT in Go text, as offsets; the frame loop's answer with
+// them is the search's at every pc, the first and last byte of each range included.
+TEST(RootRanges, AnswerAsTheSearchDoes) {
+  sb_proc_info pi{};
+  pi.text_start = 0x500000;
+  pi.text_end = 0x510000;
+  pi.ranges[pi.nranges++] = sb_range{0x500f00, 0x500f40, SB_FN_ROOT, 0};   // goexit, say
+  pi.ranges[pi.nranges++] = sb_range{0x500040, 0x500080, SB_FN_ROOT, 0};   // mstart
+  pi.ranges[pi.nranges++] = sb_range{0x500080, 0x5000c0, SB_FN_MCALL, 0};  // adjacent to a root
+  pi.ranges[pi.nranges++] = sb_range{0x500100, 0x500101, SB_FN_ROOT, 0};   // one byte
+  pi.ranges[pi.nranges++] = sb_range{0x500400, 0x500440, SB_FN_SYSTEMSTACK, 0};
+  pi.ranges[pi.nranges++] = sb_range{0x501000, 0x501020, SB_FN_ROOT, 0};
+  pi.ranges[pi.nranges++] = sb_range{0x502000, 0x502020, SB_FN_ROOT, 0};   // the fifth: search only
+  pi.ranges[pi.nranges++] = sb_range{0x4ff000, 0x4ff010, SB_FN_ROOT, 0};   // below text: search only
+  SetProcInfoSpans(&pi);
+  ASSERT_EQ(pi.nroots, static_cast<uint32_t>(SB_MAX_ROOTS));
+  EXPECT_EQ(pi.roots[0].lo, 0x40u);
+  EXPECT_EQ(pi.roots[0].hi, 0x80u);
+  EXPECT_EQ(pi.roots[1].lo, 0x100u);
+  EXPECT_EQ(pi.roots[3].lo, 0x1000u);
+  sb_proc_info no_roots = pi;
+  no_roots.nroots = 0;
+  int roots_seen = 0;
+  for (uint64_t pc = 0x4fef00; pc < 0x502100; pc++) {
+    int want = ClassifyOnHost(no_roots, pc);
+    ASSERT_EQ(ClassifyOnHost(pi, pc), want) << std::hex << pc;
+    roots_seen += want == SB_FN_ROOT;
+  }
+  EXPECT_EQ(roots_seen, 0x40 + 0x40 + 1 + 0x20 + 0x20 + 0x10);
+}
+
 // Unknown offsets: never cross a switch with guessed values.
 TEST_F(UnwindCoreTest, NoOffsetsStopsAtASwitch) {
   info_.flags = SB_PI_GO | SB_PI_HAS_TLS;

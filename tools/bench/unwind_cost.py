@@ -15,7 +15,12 @@ and the medians printed:
   per frame   (unwind_ns / unwind_frames) / (fp_walk_ns / fp_walk_frames)
   per sample  unwind_ns / fp_walk_ns
 and, per workload, the median over the versions (the issue's goal: at most 2x per frame and 3x
-per sample). With BEFORE=/path/to/other/switchback, every recording is made with both binaries
+per sample). With FLOOR=1 (the default) every configuration is also recorded with
+`--compare-floor`: the floor (the plain walk plus the reads that name the goroutine: TLS g, g.m
+and goid, m.curg; what any goroutine-aware unwinder reads at least) timed against the plain
+walk the same way, in its own recordings, so the unwinder/plain figures keep their meaning:
+  floor       floor_ns / fp_walk_ns (per sample; it walks the plain walk's frames)
+With BEFORE=/path/to/other/switchback, every recording is made with both binaries
 (back to back, the order alternating per round) and both tables printed. Then the verifier's
 work per build (bpf.verified_insns): the shipped sampler and the --compare-fp-walk build.
 
@@ -23,7 +28,8 @@ Usage: tools/bench/unwind_cost.py [BUILD_DIR]           (root; default BUILD_DIR
 Environment: VERSIONS (default "1.19 1.23 1.27"; 1.21+ from tools/fetch-go.sh), DEPTHS
   (default "16 64 128"), ROUNDS (default 3), SECONDS_PER_RUN (default 3), FREQ (default 999),
   MAX_FRAMES (default 256: the depth-128 stack, 132 frames, stays whole), MIXED (default 1:
-  also mode=all), OUT=FILE also writes every run as JSON lines, BEFORE (see above).
+  also mode=all), FLOOR (default 1, see above), OUT=FILE also writes every run as JSON lines,
+  BEFORE (see above).
 About (versions x (depths + mixed) x rounds x (SECONDS_PER_RUN + 2)) seconds: 2 minutes with the
 defaults, plus the builds.
 """
@@ -64,7 +70,7 @@ def build_demo(version, scratch):
     return dst
 
 
-def record(switchback, demo, args, secs, freq, max_frames, compare, scratch, name):
+def record(switchback, demo, args, secs, freq, max_frames, compare, scratch, name, floor=False):
     """Runs demo with args, records it, returns the stats JSON."""
     wl = subprocess.Popen([demo, "-duration=0", "-workers=2"] + args, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
@@ -73,7 +79,9 @@ def record(switchback, demo, args, secs, freq, max_frames, compare, scratch, nam
         stats = os.path.join(scratch, name + ".json")
         cmd = [switchback, "record", "-p", str(wl.pid), "-d", str(secs), "-F", str(freq), "-q",
                "--max-frames", str(max_frames), "-o", os.path.join(scratch, name + ".pb.gz"), "--stats", stats]
-        if compare:
+        if floor:
+            cmd.append("--compare-floor")
+        elif compare:
             cmd.append("--compare-fp-walk")
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
@@ -117,6 +125,7 @@ def main():
     max_frames = int(os.environ.get("MAX_FRAMES", "256"))
     mixed = os.environ.get("MIXED", "1") == "1"
     out = open(os.environ["OUT"], "a") if os.environ.get("OUT") else None
+    floor = os.environ.get("FLOOR", "1") == "1"
 
     binaries = [("after", switchback)]
     if os.environ.get("BEFORE"):
@@ -130,6 +139,7 @@ def main():
         labels = list(dict.fromkeys(label for _, label, _ in configs))
         results = {(b, v, label): [] for b, _ in binaries for v, label, _ in configs}
         verified = {b: {} for b, _ in binaries}
+        floors = {(v, label): [] for v, label, _ in configs}
         for rnd in range(rounds):
             for v, label, args in configs:
                 order = binaries if rnd % 2 == 0 else binaries[::-1]
@@ -147,6 +157,19 @@ def main():
                         out.write(json.dumps({"binary": b, "go": v, "config": label, "round": rnd, **r,
                                               "bpf": s["bpf"]}) + "\n")
                         out.flush()
+                if floor:
+                    name = f"floor-go{v}-{label.replace(' ', '_').replace('(', '').replace(')', '')}-r{rnd}"
+                    s = record(switchback, demos[v], args, secs, freq, max_frames, True, scratch, name, floor=True)
+                    bpf = s["bpf"]
+                    if bpf.get("floor_ns") and bpf.get("fp_walk_ns"):
+                        f = {"floor": bpf["floor_ns"] / bpf["fp_walk_ns"],
+                             "floor_ns_sample": bpf["floor_ns"] / bpf["unwound"],
+                             "fp_ns_sample": bpf["fp_walk_ns"] / bpf["unwound"]}
+                        floors[(v, label)].append(f)
+                        if out:
+                            out.write(json.dumps({"binary": "floor", "go": v, "config": label, "round": rnd, **f,
+                                                  "bpf": bpf}) + "\n")
+                            out.flush()
         for b, exe in binaries:
             s = record(exe, demos[versions[0]], ["-mode=depth", "-depth=16"], 1, freq, max_frames, False, scratch,
                        f"{b}-shipped")
@@ -188,6 +211,32 @@ def main():
                       f"{med(allr, 'per_sample'):.2f}x (median of {len(allr)})")
             print(f"\nVerifier (bpf.verified_insns): shipped {verified[b].get('shipped')}, "
                   f"--compare-fp-walk {verified[b].get('--compare-fp-walk')}\n")
+        if floor and any(floors.values()):
+            print("## The floor: the plain walk plus the reads that name the goroutine (`--compare-floor`, own "
+                  "recordings)\n")
+            print("| Go | workload | ns per sample (floor / fp walk) | floor / fp walk | unwinder / fp walk (above) | "
+                  "unwinder / floor |")
+            print("|---|---|---|---|---|---|")
+            for v, label, _ in configs:
+                fs, rs = floors[(v, label)], results[("after", v, label)]
+                if not fs or not rs:
+                    continue
+                fl, un = med(fs, "floor"), med(rs, "per_sample")
+                print(f"| {v} | {label} | {med(fs, 'floor_ns_sample'):.0f} / {med(fs, 'fp_ns_sample'):.0f} | "
+                      f"{fl:.2f}x | {un:.2f}x | {un / fl:.2f}x |")
+            print("\nMedian over the versions (per sample):\n")
+            print("| workload | floor / fp walk | unwinder / fp walk | unwinder / floor |")
+            print("|---|---|---|---|")
+            for label in labels:
+                per = [(floors[(v, label)], results[("after", v, label)]) for v in versions
+                       if floors[(v, label)] and results[("after", v, label)]]
+                if not per:
+                    continue
+                fl = statistics.median(med(fs, "floor") for fs, _ in per)
+                un = statistics.median(med(rs, "per_sample") for _, rs in per)
+                ratio = statistics.median(med(rs, "per_sample") / med(fs, "floor") for fs, rs in per)
+                print(f"| {label} | {fl:.2f}x | {un:.2f}x | {ratio:.2f}x |")
+            print()
         print(f"Load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         if os.environ.get("KEEP") == "1":

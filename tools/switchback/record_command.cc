@@ -35,6 +35,7 @@ struct RecordArgs {
   bool quiet = false;
   size_t top = 15;
   bool compare_fp_walk = false;
+  bool compare_floor = false;
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
   bool no_labels = false;
   bool kernel = false;
@@ -64,6 +65,7 @@ int RunRecord(const RecordArgs& a) {
   opts.duration_s = a.duration;
   opts.frequency_hz = a.frequency;
   opts.compare_fp_walk = a.compare_fp_walk;
+  opts.compare_floor = a.compare_floor;
   opts.max_frames = a.max_frames;
   opts.labels = !a.no_labels;
   opts.kernel = a.kernel;
@@ -154,6 +156,11 @@ void AddRecordCommand(CLI::App& app, Runner* run) {
   cmd->add_flag("--compare-fp-walk", args->compare_fp_walk,
                 "benchmark: also time a plain frame-pointer walk of every sample in BPF and report\n"
                 "its cost next to the unwinder's (in the summary and --stats)");
+  cmd->add_flag("--compare-floor", args->compare_floor,
+                "benchmark: time the floor instead of the unwinder against the plain walk: that walk\n"
+                "plus the reads that name the goroutine (TLS g, g.m and goid, m.curg), the least a\n"
+                "goroutine-aware unwinder pays (bpf.floor_ns in --stats)")
+      ->excludes("--compare-fp-walk");
   cmd->add_flag("--no-labels", args->no_labels,
                 "do not read goroutine pprof labels (pprof.Do, SetGoroutineLabels); by default each\n"
                 "sample carries its goroutine's labels as pprof string labels beside pid/thread");
