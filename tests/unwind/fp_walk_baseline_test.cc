@@ -4,35 +4,14 @@
 // If it stopped reading what it claims, its time would no longer be the floor it is reported as.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <vector>
 
 #include "ebpf/unwind/host_unwind.h"
+#include "tests/unwind/byte_memory.h"
 
 namespace sb::unwind {
 namespace {
 
-class SparseMemory : public MemoryView {
- public:
-  void Put64(uint64_t addr, uint64_t v) {
-    for (int i = 0; i < 8; i++) bytes_[addr + i] = static_cast<uint8_t>(v >> (8 * i));
-  }
-  void Zero(uint64_t addr, size_t n) {
-    for (size_t i = 0; i < n; i++) bytes_.emplace(addr + i, 0);
-  }
-  bool Read(uint64_t addr, void* dst, size_t n) const override {
-    auto* out = static_cast<uint8_t*>(dst);
-    for (size_t i = 0; i < n; i++) {
-      auto it = bytes_.find(addr + i);
-      if (it == bytes_.end()) return false;
-      out[i] = it->second;
-    }
-    return true;
-  }
-
- private:
-  std::map<uint64_t, uint8_t> bytes_;
-};
 
 constexpr uint64_t kFsBase = 0x7f0000001000;
 constexpr uint64_t kG = 0xc000000000, kG0 = 0xc000001000, kM = 0xc000002000;
@@ -48,7 +27,7 @@ class FloorWalkTest : public ::testing::Test {
     info_.off.g_m = 48;   // Go 1.19's g: m at 48, goid at 152; m.curg at 192
     info_.off.g_goid = 152;
     info_.off.m_curg = 192;
-    for (uint64_t g : {kG, kG0}) mem_.Zero(g + 48, 152 + 8 - 48);  // g's header, read whole
+    for (uint64_t g : {kG, kG0}) mem_.FillAbsent(g + 48, 152 + 8 - 48);  // g's header, read whole
     mem_.Put64(kG + 48, kM);
     mem_.Put64(kG + 152, 42);
     mem_.Put64(kG0 + 48, kM);
@@ -74,7 +53,7 @@ class FloorWalkTest : public ::testing::Test {
   }
 
   sb_proc_info info_{};
-  SparseMemory mem_;
+  ByteMemory mem_;
   HostUnwindInput in_;
 };
 

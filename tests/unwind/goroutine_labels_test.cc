@@ -8,21 +8,15 @@
 #include <gtest/gtest.h>
 
 #include "ebpf/unwind/host_unwind.h"
+#include "tests/unwind/byte_memory.h"
 
 namespace {
 
 using sb::unwind::HostUnwindInput;
-using sb::unwind::MemoryView;
 using sb::unwind::ReadLabelsOnHost;
 
-class FakeMemory : public MemoryView {
+class FakeMemory : public sb::unwind::ByteMemory {
  public:
-  void Put64(uint64_t addr, uint64_t v) {
-    for (int i = 0; i < 8; i++) bytes_[addr + i] = static_cast<uint8_t>(v >> (8 * i));
-  }
-  void PutBytes(uint64_t addr, const std::string& s) {
-    for (size_t i = 0; i < s.size(); i++) bytes_[addr + i] = static_cast<uint8_t>(s[i]);
-  }
   // A Go string: its bytes at a fresh address, its header (data, len) at hdr.
   void PutString(uint64_t hdr, const std::string& s) {
     uint64_t data = next_data_;
@@ -31,18 +25,8 @@ class FakeMemory : public MemoryView {
     Put64(hdr, s.empty() ? 0 : data);
     Put64(hdr + 8, s.size());
   }
-  bool Read(uint64_t addr, void* dst, size_t n) const override {
-    auto* out = static_cast<uint8_t*>(dst);
-    for (size_t i = 0; i < n; i++) {
-      auto it = bytes_.find(addr + i);
-      if (it == bytes_.end()) return false;
-      out[i] = it->second;
-    }
-    return true;
-  }
 
  private:
-  std::map<uint64_t, uint8_t> bytes_;
   uint64_t next_data_ = 0x900000;
 };
 
