@@ -112,7 +112,7 @@ static __always_inline void report_unknown(__u32 tgid) {
   bpf_ringbuf_submit(ev, 0);
 }
 
-/* --compare-fp-walk: times one baseline walk of the sample's stack (fp_walk_baseline.h): the
+/* The benchmark modes: times one baseline walk of the sample's stack (fp_walk_baseline.h): the
  * plain frame-pointer walk (floor 0) or the floor under any goroutine-aware unwinder (1). */
 static __always_inline void time_baseline(struct sb_counters *cnt, const struct sb_proc_info *pi,
                                           const struct sb_regs *r, int floor) {

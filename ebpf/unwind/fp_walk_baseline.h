@@ -36,11 +36,12 @@ SB_INLINE sb_u32 sb_fp_walk_baseline(void *env, sb_u64 fp, sb_u32 max_frames) {
 
 /* The floor under any profiler that names the goroutine a sample belongs to (switchback's
  * `goroutine` label, pprof labels; otel-ebpf-profiler's and Parca's Go label readers make the
- * same reads): the thread's g (the TLS slot; arm64 without cgo: R28), g.m and its goid in one
+ * same reads): the thread's g (amd64: the TLS slot; arm64: R28), g.m and its goid in one
  * read of g's header (as sb_ghdr_read), m.curg, and when the thread is not on it (g0, gsignal)
  * curg's goid; then the plain walk. Nothing is checked beyond "readable", no pcsp, no crossing:
- * the least the unwinder's per-sample work could cost, timed beside it (`--compare-fp-walk`) to
- * show how much of its cost over the plain walk is the goroutine's cold memory alone. Returns
+ * the least the unwinder's per-sample work could cost, timed against the plain walk
+ * (`record --compare-floor`) to show how much of the unwinder's cost over that walk is the
+ * goroutine's cold memory alone. Returns
  * the frames as sb_fp_walk_baseline does; *goid: the goroutine found (0: none). */
 SB_SUBPROG sb_u32 sb_fp_walk_floor(sb_u64 env_addr, const struct sb_proc_info *pi, const struct sb_regs *r,
                                    sb_u64 *goid) {

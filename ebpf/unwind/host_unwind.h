@@ -54,7 +54,7 @@ sb_labels ReadLabelsOnHost(const HostUnwindInput& in, uint64_t g, std::set<uint6
 // (sb_no_special), then sb_classify's search; FROM_BITMAP: the first answered without it.
 int ClassifyOnHost(const sb_proc_info& info, uint64_t pc, bool* from_bitmap = nullptr);
 
-// The floor walk timed beside the unwinder by `record --compare-fp-walk` (fp_walk_baseline.h,
+// The floor walk `record --compare-floor` times against the plain walk (fp_walk_baseline.h,
 // the code the BPF sampler runs): the frames above the leaf a plain frame-pointer walk finds,
 // and the goroutine id its identity reads found (0: none).
 struct FloorWalkResult {
