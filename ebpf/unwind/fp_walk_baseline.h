@@ -7,7 +7,7 @@
 #define SWITCHBACK_FP_WALK_BASELINE_H
 
 #include "unwind_types.h"
-#include "unwind_core.h" /* SB_GHDR_BYTES: the floor reads g's header as the unwinder does */
+#include "unwind_core.h" /* sb_ghdr_read: the floor reads g's header as the unwinder does */
 
 struct sb_fp_walk {
   sb_u64 fp;
@@ -56,16 +56,12 @@ SB_SUBPROG sb_u32 sb_fp_walk_floor(sb_u64 env_addr, const struct sb_proc_info *p
   } else if ((pi->flags & SB_PI_HAS_TLS) && r->tls_base != 0) {
     sb_read(env, &g, sizeof(g), r->tls_base + (sb_u64)pi->tls_g_offset);
   }
-  sb_u64 size = (sb_u64)o->g_goid + 8 - o->g_m;
-  SB_OPAQUE(size); /* the verifier must see the bound on the register the read gets */
-  if (g != 0 && o->g_goid > o->g_m && size <= SB_GHDR_BYTES && (o->g_m & 7) == 0 && (o->g_goid & 7) == 0) {
-    sb_u64 buf[SB_GHDR_WORDS] = {};
-    sb_u64 last = (sb_u64)(o->g_goid - o->g_m) >> 3;
-    SB_OPAQUE(last);
-    if (last < SB_GHDR_WORDS && sb_read(env, buf, (sb_u32)size, g + o->g_m) == 0) {
-      m = buf[0];
-      id = buf[last];
-    }
+  /* g's header exactly as the unwinder reads it (one read: g.m, sched, status, goid). */
+  struct sb_walk w = {};
+  w.env = env_addr;
+  if (g != 0 && sb_ghdr_read(&w, pi, g) == 0) {
+    m = w.hdr_m;
+    id = w.hdr_goid;
   }
   if (m != 0 && sb_read(env, &curg, sizeof(curg), m + o->m_curg) == 0 && curg != 0 && curg != g)
     sb_read(env, &id, sizeof(id), curg + o->g_goid); /* on g0 or gsignal: the goroutine's id */

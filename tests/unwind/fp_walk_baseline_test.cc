@@ -24,7 +24,13 @@ class FloorWalkTest : public ::testing::Test {
     info_.arch = SB_ARCH_AMD64;
     info_.tls_g_offset = -8;
     info_.max_frames = 128;
-    info_.off.g_m = 48;   // Go 1.19's g: m at 48, goid at 152; m.curg at 192
+    // Go 1.19's g and m: m at 48, sched at 56, atomicstatus at 144, goid at 152; m.curg at 192.
+    info_.off.g_m = 48;
+    info_.off.g_sched = 56;
+    info_.off.gobuf_sp = 0;
+    info_.off.gobuf_pc = 8;
+    info_.off.gobuf_bp = 48;
+    info_.off.g_atomicstatus = 144;
     info_.off.g_goid = 152;
     info_.off.m_curg = 192;
     for (uint64_t g : {kG, kG0}) mem_.FillAbsent(g + 48, 152 + 8 - 48);  // g's header, read whole
