@@ -117,12 +117,16 @@ static __always_inline void report_unknown(__u32 tgid) {
 static __always_inline void time_baseline(struct sb_counters *cnt, const struct sb_proc_info *pi,
                                           const struct sb_regs *r, int floor) {
   __u64 goid = 0, t0 = bpf_ktime_get_ns();
+  /* Only the walk is timed: its counters are written after the clock is read (the unwinder's
+   * own counting is part of its work, this bookkeeping is not part of the walk's). */
+  __u32 frames = floor ? sb_fp_walk_floor(0, pi, r, &goid) : sb_fp_walk_baseline(0, r->fp, pi->max_frames);
+  __u64 ns = bpf_ktime_get_ns() - t0;
   if (floor) {
-    cnt->floor_frames += sb_fp_walk_floor(0, pi, r, &goid) + 1;
-    cnt->floor_ns += bpf_ktime_get_ns() - t0;
+    cnt->floor_frames += frames + 1;
+    cnt->floor_ns += ns;
   } else {
-    cnt->fp_walk_frames += sb_fp_walk_baseline(0, r->fp, pi->max_frames) + 1;
-    cnt->fp_walk_ns += bpf_ktime_get_ns() - t0;
+    cnt->fp_walk_frames += frames + 1;
+    cnt->fp_walk_ns += ns;
   }
 }
 

@@ -21,6 +21,13 @@ typedef __u64 sb_u64;
 typedef __s64 sb_s64;
 #endif
 
+/* Layout checks both sides compile (the cache-line layouts below). */
+#ifdef __cplusplus
+#define SB_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define SB_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 /* Room for --max-frames up to 1024; a power of two so the verifier can mask indices. Samples
  * cross the ring buffer cut to their frames, so the room costs nothing per sample. */
 #define SB_MAX_FRAMES 1024
@@ -166,10 +173,19 @@ struct sb_gogo_caller {
 };
 
 /* Per-process facts, keyed by tgid in the proc_info map. The fields every sample reads come
- * first, in the first three cache lines: a sample finds this map value cold (1 ms and a busy
- * program since the last one), and each other line it touches costs a miss (about 100 ns on
- * the VMs measured); the rest is read only inside a switch function or a window. */
+ * right after the first word, in three cache lines: a sample finds this map value cold (1 ms
+ * and a busy program since the last one), and each other line it touches costs a miss (about
+ * 100 ns on the VMs measured); the rest is read only inside a switch function or a window.
+ * Where the lines fall: a preallocated BPF hash map keeps its elements back to back in one
+ * page-aligned area, each a 48-byte header (struct htab_elem, Linux 6.x), the key rounded up
+ * to 8, then the value. With this struct's size 8 more than a multiple of 64 (asserted below)
+ * every element is a whole number of lines and every value starts 8 bytes before a line
+ * boundary (measured: 56 mod 64), so the first word is alone on its line and the hot fields
+ * after it start a line. Session 13 found the hot fields had been one line off since
+ * the layout was made (flags and arch alone on a line every sample touched). */
 struct sb_proc_info {
+  sb_u64 iscgo_addr;    /* arm64: runtime address of the byte runtime.iscgo (SB_PI_HAS_ISCGO); first:
+                           rarely read, it takes the word before the first line boundary */
   sb_u32 flags;
   sb_u32 arch;          /* enum sb_arch */
   sb_u64 text_start;    /* Go text, runtime addresses (PIE bias applied) */
@@ -216,7 +232,6 @@ struct sb_proc_info {
   struct sb_root_range roots[SB_MAX_ROOTS];
   sb_u64 special_free[SB_SPECIAL_WORDS];
   struct sb_range ranges[SB_MAX_RANGES]; /* ascending by start, disjoint (sb_classify searches) */
-  sb_u64 iscgo_addr;    /* arm64: runtime address of the byte runtime.iscgo (SB_PI_HAS_ISCGO) */
   /* The save points a goroutine's gobuf may hold when a crossing resumes it (the saved-pc
    * rule, unwind_core.h sb_gobuf_resume). Runtime addresses; 0 when not found. */
   sb_u64 morestack;          /* runtime.morestack: morestack saves the pc after f's call to it */
@@ -293,6 +308,9 @@ struct sb_proc_info {
   sb_u32 acgo_entry_sp_slot;
   sb_u32 pad_acgo;
 };
+/* The hash map's elements a whole number of cache lines (see above): a field added to
+ * sb_proc_info must keep its size at 8 mod 64 (pad it). */
+SB_STATIC_ASSERT(sizeof(struct sb_proc_info) % 64 == 8, "sb_proc_info: size must stay 8 mod 64");
 
 /* One run of the pcsp table: from text_start + pc_off on, SP is `delta` bytes below the
  * function's entry SP (so the return address is at SP + delta on amd64). */
@@ -369,25 +387,35 @@ struct sb_sample {
 
 /* Counters kept by the unwinder (per CPU in BPF, per run on the host). */
 struct sb_counters {
+  /* Laid out by which cache line a sample writes (the per-CPU array's value starts on a line,
+   * measured): each line a sample writes is a miss at the sampling rate (100-250 ns here).
+   * Line 0: what every sample writes: samples, the unwind's time and frames, the labels' time,
+   * the pcsp counters and stop[0..1] (stop[SB_STOP_ROOT]: nearly every stack). */
   sb_u64 samples;
-  sb_u64 lost;            /* ring buffer full */
-  sb_u64 unknown_pid;     /* samples of processes not (yet) tracked */
   sb_u64 unwind_ns;       /* time spent unwinding tracked samples (BPF: bpf_ktime_get_ns) */
   sb_u64 unwind_frames;   /* frames those unwinds produced */
-  sb_u64 fp_walk_ns;      /* --compare-fp-walk: time of a plain frame-pointer walk of the same */
-  sb_u64 fp_walk_frames;  /*   samples, and the frames it found */
   sb_u64 labels_ns;       /* time spent reading goroutine labels (goroutine_labels.h) */
-  /* (The counters every sample updates share the first lines: each other line a sample touches
-   * is a cache miss at the sampling rate.) */
   sb_u64 pcsp_lookups;    /* pcsp values looked up (the leaf, SP walks, some crossings) */
   sb_u64 pcsp_cache_hits; /*   of which the sampler's per-CPU cache answered (bpf_env.bpf.h) */
-  sb_u64 stop[SB_STOP_MAX];
-  sb_u64 labels[SB_LABELS_MAX]; /* samples by enum sb_labels_status */
-  sb_u64 crossing[SB_CROSS_MAX][3];
+  sb_u64 stop[SB_STOP_MAX]; /* from offset 48: stop[SB_STOP_ROOT] at 56, still line 0 */
+  sb_u64 lost;            /* ring buffer full */
+  sb_u64 unknown_pid;     /* samples of processes not (yet) tracked */
   sb_u64 exiting;         /* samples of tasks tearing down (PF_EXITING or no mm): not unwound */
-  /* Last: not on the lines every sample updates (the benchmark build's only). */
-  sb_u64 floor_ns;        /* --compare-fp-walk: the plain walk plus the reads naming the goroutine */
+  sb_u64 pad_labels;      /* so that labels[SB_LABELS_NONE] starts line 3 */
+  /* Line 3 (offset 192) holds labels[SB_LABELS_NONE .. SB_LABELS_MAX - 1] (every sample of a
+   * goroutine writes one) and crossing[SB_CROSS_LEAF] (half the samples): labels starts at 184. */
+  sb_u64 labels[SB_LABELS_MAX]; /* samples by enum sb_labels_status */
+  sb_u64 crossing[SB_CROSS_MAX][3]; /* line 4: systemstack, mcall and morestack's first two */
+  /* Last: the benchmark build's only. */
+  sb_u64 fp_walk_ns;      /* --compare-fp-walk: time of a plain frame-pointer walk of the same */
+  sb_u64 fp_walk_frames;  /*   samples, and the frames it found */
+  sb_u64 floor_ns;        /* --compare-floor: the plain walk plus the reads naming the goroutine */
   sb_u64 floor_frames;    /*   (sb_fp_walk_floor), on the same samples, and its frames */
 };
+SB_STATIC_ASSERT(__builtin_offsetof(struct sb_counters, stop) + SB_STOP_ROOT * 8 < 64,
+                 "sb_counters: stop[ROOT] off line 0");
+SB_STATIC_ASSERT(__builtin_offsetof(struct sb_counters, labels) + 8 == 192 &&
+                     __builtin_offsetof(struct sb_counters, crossing) + 3 * 8 <= 256,
+                 "sb_counters: labels and the leaf crossing off line 3");
 
 #endif /* SWITCHBACK_UNWIND_TYPES_H */
