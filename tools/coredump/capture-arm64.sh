@@ -34,13 +34,15 @@ if [ "$STATE" = all ]; then
 	for s in $STATES; do "$0" "$s" "$OUT" "$COUNT" || rc=1; done
 	exit $rc
 fi
-case " $STATES asyncpreempt " in *" $STATE "*) ;; *) die "unknown state $STATE (one of: $STATES asyncpreempt)";; esac
+case " $STATES asyncpreempt $ARM64_EXTRA_STATES " in *" $STATE "*) ;; *) die "unknown state $STATE (one of: $STATES asyncpreempt $ARM64_EXTRA_STATES)";; esac
 command -v qemu-aarch64 >/dev/null || die "qemu-aarch64 not installed"
 
 PROG_STATE=$STATE  # the program's -state
-case $STATE in asyncpreempt) PROG_STATE=crash BREAK=${BREAK:-runtime.asyncPreempt2} ;; esac
+case $STATE in
+asyncpreempt) PROG_STATE=crash BREAK=${BREAK:-runtime.asyncPreempt2} ;;
+gogo-g0|gogo-gp) PROG_STATE=dropg GOGO_WINDOW=1 ;;  # channel handoffs: gogo at each, after park_m
+esac
 BREAK=${BREAK:-}
-if [ -n "$BREAK" ]; then command -v gdb-multiarch >/dev/null || die "BREAK needs gdb-multiarch"; fi
 if [ -n "${BINARY:-}" ]; then
 	case $STATE in cgo|cgocallback) BIN=$OUT/corecases-cgo.arm64 ;; *) BIN=$OUT/corecases.arm64 ;; esac
 	cp "$BINARY" "$BIN" && chmod +x "$BIN"
@@ -48,6 +50,12 @@ else
 	BIN=$(build_corecases arm64 "$STATE" "$OUT")
 fi
 GOVER=$(go_version)
+if [ -n "${GOGO_WINDOW:-}" ] && [ -z "$BREAK" ]; then  # the window's first instruction, from the code
+	a=$(gogo_window_addr "$BIN" "${STATE#gogo-}")
+	[ -n "$a" ] || die "$STATE: gogo's window not found in $BIN"
+	BREAK="*$a"
+fi
+if [ -n "$BREAK" ]; then command -v gdb-multiarch >/dev/null || die "BREAK needs gdb-multiarch"; fi
 QEMU_ARGS=() EXTRA_ARGS=() SETTLE=0.3 RUN_ENV=() SIGDFL=(-sigdfl)
 case $STATE in cgo|cgocallback) QEMU_ARGS=(-L /usr/aarch64-linux-gnu) ;; esac
 

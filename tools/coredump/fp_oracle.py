@@ -15,6 +15,11 @@ runtime.morestack, runtime.systemstack) and continued with the goroutine under i
 saved context (sched.pc, sched.lr on arm64, amd64 morestack: m.morebuf.pc, then the chain from
 sched.bp); runtime.systemstack_switch (the pc systemstack saves) is not a frame of its own.
 The case's frames compared are its non-inlined ones. Exit 0 and a one-line summary if equal.
+
+--gobuf (with --core): for a thread stopped in runtime.gogo after it loaded the goroutine's SP
+(arm64 gogo's gp window: R29 and LR still the g0 side's, the gobuf not yet cleared): the stopped
+pc, then m.curg's saved context as Go's own traceback starts from it (sched.pc, sched.lr on
+arm64, then the frame-record chain from sched.bp), read from the core.
 """
 import argparse
 import json
@@ -43,6 +48,7 @@ def main():
     ap.add_argument("--lwp", type=int)
     ap.add_argument("--core", help="the core (amd64 stops at a function entry: the return address at [sp])")
     ap.add_argument("--binary", required=True, help="the executable")
+    ap.add_argument("--gobuf", action="store_true", help="the stopped pc, then m.curg's saved context (see above)")
     a = ap.parse_args()
     case = json.load(open(a.case))
     cl = json.load(open(a.classify_json))
@@ -59,7 +65,16 @@ def main():
         pcs.insert(1, classify.Core(a.core).u64(int(th["sp"], 16)))
     exp = named(syms, pcs)
     how = "frame-record chain"
-    if not any(e.split("+")[0] in ROOTS for e in exp) and th.get("curg_pcs"):
+    if a.gobuf:
+        c = (th.get("go") or {}).get("curg")
+        if not a.core or not c or not c.get("sched_pc"):
+            sys.exit("fp_oracle: --gobuf needs --core and a thread with m.curg's saved context")
+        core = classify.Core(a.core)
+        lr = c.get("sched_lr") if cl["arch"] == "arm64" else None
+        under = classify.fp_walk(core, {"pc": c["sched_pc"], "lr": lr, "fp": c.get("sched_bp") or 0}, syms=syms)
+        exp = named(syms, [int(th["pc"], 16)] + list(under))
+        how = "stopped pc, then goroutine %s from its gobuf (sched.pc, sched.lr, chain from sched.bp)" % c["goid"]
+    if not a.gobuf and not any(e.split("+")[0] in ROOTS for e in exp) and th.get("curg_pcs"):
         cut = next((i for i, e in enumerate(exp) if e.split("+")[0] in SWITCH), None)
         if cut is not None:
             under = [e for e in named(syms, [int(p, 16) for p in th["curg_pcs"]])
@@ -69,6 +84,8 @@ def main():
                 exp[cut].split("+")[0], th["go"]["curg"]["goid"])
     got_t = next(t for t in case["threads"] if t["lwp"] == lwp)
     got = [f.split(" in ")[0] for f in got_t["frames"] if not f.endswith("(inlined)")]
+    # pclntab names assembly functions' ABI0 symbols (runtime.goexit.abi0); the symbolizer not.
+    exp = [e.replace(".abi0+", "+") for e in exp]
     if got == exp:
         print("lwp %d: the %d non-inlined frames equal the %s read by tools/coredump/classify.py "
               "(names from pclntab): %s ... %s" % (lwp, len(exp), how, exp[0], exp[-1]))

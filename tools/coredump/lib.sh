@@ -9,7 +9,10 @@ STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso
 # amd64 only, not in `all`: a core of testdata/workloads/labels (goroutine pprof labels, issue 14);
 # systemstack-nested: a thread on g0 at the first instruction of systemstack's noswitch path (a
 # systemstack called on g0, here by the GC's markroot under the switched one: issue 13 session 11)
+# arm64 only, not in `all`: gogo-g0 / gogo-gp, a thread stopped (capture-arm64.sh's breakpoint)
+# in one of gogo's windows while it hands the M to a goroutine parked on a channel.
 EXTRA_STATES="labels systemstack-nested"
+ARM64_EXTRA_STATES="gogo-g0 gogo-gp"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
@@ -74,6 +77,17 @@ direct_path_addr() {
 	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.systemstack(\.abi0)?$' "$1" | awk '
 		take { print $2; exit }
 		$3 ~ /^c3$/ && $4 == "RET" { take = 1 }'
+}
+
+# gogo_window_addr BIN g0|gp: arm64 gogo<>'s windows (unwinder/gogo_window.cc decodes the same
+# points): g0, the instruction after its `CALL runtime.save_g` (R28 is the goroutine, SP still
+# g0's, LR no longer the return into gogo's caller); gp, the instruction after `MOVD R0, RSP` (SP
+# the goroutine's sched.sp, R29 and LR not loaded yet).
+gogo_window_addr() {
+	GOOS= GOARCH= "$GO" tool objdump -s '^gogo(<>)?$' "$1" | awk -v w="$2" '
+		take { print $2; exit }
+		w == "g0" && $4 == "CALL" && $5 ~ /^runtime\.save_g/ { take = 1 }
+		w == "gp" && $4 == "MOVD" && $5 == "R0," && $6 == "RSP" { take = 1 }'
 }
 
 # func_addr BIN SYMBOL: start address of a symbol (go tool nm).

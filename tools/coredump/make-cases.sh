@@ -15,7 +15,7 @@ must_cross() {  # the crossing a state proves, per arch
   case "$1/$arch" in
     leaf/*) echo leaf ;;
     systemstack/*|labels/amd64|systemstack-nested/amd64) echo systemstack ;;
-    mcall-curg/*|dropg/amd64|gosched/amd64) echo mcall ;;
+    mcall-curg/*|dropg/amd64|gosched/amd64|gogo-g0/arm64) echo mcall ;;
     morestack/amd64) echo morestack ;;  # the arm64 capture sits in copystack: a named stop
     cgo/*) echo asmcgocall ;;
     cgocallback/*) echo cgocallback ;;
@@ -33,8 +33,13 @@ for state in "${states[@]}"; do
   bin="$cap/$(jq -r .binary "$meta")"
   gover=$(jq -r .go_version "$meta")
   name="$arch-$gover-$state"
+  desc=$(jq -r '.description // empty' "$meta")
+  case $state in  # the arm64 gogo windows (capture-arm64.sh's breakpoint from gogo's code)
+    gogo-g0) desc=${desc:-"Stopped in arm64 gogo's g0 window at $(jq -r .stopped_pc "$meta") (the instruction after BL runtime.save_g: R28 is the next goroutine, SP still g0's, LR gogo's own pc), on an M that parked a goroutine through park_m. The caller of runtime.gogo (execute) is found from [SP] and the one BL gogo in execute (sb_proc_info.gogo_callers): the frame-record chain from R29 (classify.py) has the other g0 frames but not execute, Delve 1.20 repeats gogo; the goroutine is park_m's, named by its spill (Delve's frames for it agree)."} ;;
+    gogo-gp) desc=${desc:-"Stopped in arm64 gogo's gp window at $(jq -r .stopped_pc "$meta") (the instruction after MOVD R0, RSP: SP is the goroutine's sched.sp, R29 and LR still the g0 side's, the gobuf not yet cleared). The goroutine is walked from sched.pc (exact), its caller from sched.lr, then its frame records from sched.bp: equal to Go's own starting point (tools/coredump/fp_oracle.py --gobuf); Delve 1.20 repeats gogo."} ;;
+  esac
   args=(coredump new --core "$core" --binary "$bin" --name "$name" --dir "$DIR" --state "$state"
-        --description "$(jq -r '.description // empty' "$meta")")
+        --description "$desc")
   mc=$(must_cross "$state")
   [[ -n $mc ]] && args+=(--must-cross "$mc")
   dlv="$cap/$state.dlv.txt"
@@ -66,6 +71,11 @@ for state in "${states[@]}"; do
     # Delve 1.20 shows a Go 1.19 thread on g0 as its goroutine's saved stack alone (from
     # curg.sched: systemstack, then the goroutine), without the g0 frames gdb's bt has.
     args+=(--accept-delve-difference "Delve shows a Go 1.19 thread on g0 as the goroutine's saved stack alone, without the g0 frames (gdb's bt has them)")
+  fi
+  if [[ $state/$arch == gogo-gp/arm64 ]]; then
+    # Delve 1.20 unwinds the thread from its registers: pc in gogo and LR gogo's own pc (the
+    # BL save_g), so it repeats gogo; the goroutine's frames are checked with fp_oracle.py --gobuf.
+    args+=(--accept-delve-difference "Delve repeats gogo (LR holds gogo's own pc after BL save_g); checked against the goroutine's gobuf instead (fp_oracle.py --gobuf)")
   fi
   if [[ $state == cgocallback ]]; then
     # Delve 1.20 follows crosscall2's frame records, which from Go 1.21 on are two (the C stub
