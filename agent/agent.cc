@@ -204,8 +204,10 @@ struct Agent::Impl {
         counters.processes_followed = followed.size();
       }
       for (uint32_t pid : gone) {
+        const recorder::TrackedProcess* tp = session->tracker().Find(pid);
+        bool ran_exec = tp != nullptr && tp->ran_exec;
         session->Forget(pid);
-        Log(fmt::format("forgot process {} (exited, last window written)", pid));
+        Log(fmt::format("forgot process {} ({}, last window written)", pid, ran_exec ? "ran exec" : "exited"));
       }
       session->tracker().cache()->Trim();
     }
@@ -348,7 +350,10 @@ Status Agent::Run(const std::atomic<bool>* stop) {
               exe = it->second.exe;
             }
           }
-          im.Log(fmt::format("process {} ({}) exited; its samples stay in this window", pid, exe));
+          const recorder::TrackedProcess* tp = im.session->tracker().Find(pid);
+          im.Log(fmt::format("process {} ({}) {}; its samples stay in this window", pid, exe,
+                             tp != nullptr && tp->ran_exec ? "ran exec (its new program is another process)"
+                                                           : "exited"));
         }
         if (!im.selector.discovers()) {
           std::lock_guard<std::mutex> sl(im.state_mu);

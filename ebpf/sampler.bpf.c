@@ -46,12 +46,15 @@ struct {
   __uint(max_entries, 64 << 10);
 } new_processes SEC(".maps");
 
-/* Unknown tgids already reported, so each is reported once. */
+/* Unknown tgids already reported, with the start time of the process reported, so each
+ * process image is reported once: a reused pid is another start time, and an exec (where a
+ * shell's fork becomes the Go program it runs) deletes the entry. Userspace deletes it too
+ * when it forgets a process, so that pid is reported again if it still runs. */
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
   __uint(max_entries, 16384);
   __type(key, __u32);
-  __type(value, __u8);
+  __type(value, __u64);
 } reported SEC(".maps");
 
 struct {
@@ -102,14 +105,20 @@ static __always_inline void read_kernel_stack(struct bpf_perf_event_data *ctx, s
   }
 }
 
-static __always_inline void report_unknown(__u32 tgid) {
-  __u8 one = 1;
-  if (bpf_map_lookup_elem(&reported, &tgid)) return;
-  bpf_map_update_elem(&reported, &tgid, &one, BPF_ANY);
+static __always_inline void send_process_event(__u32 tgid, __u32 kind) {
   struct sb_new_process *ev = bpf_ringbuf_reserve(&new_processes, sizeof(*ev), 0);
   if (!ev) return;
   ev->pid = tgid;
+  ev->kind = kind;
   bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline void report_unknown(__u32 tgid, struct task_struct *task) {
+  __u64 start = BPF_CORE_READ(task, group_leader, start_time);
+  __u64 *seen = bpf_map_lookup_elem(&reported, &tgid);
+  if (seen && *seen == start) return;
+  bpf_map_update_elem(&reported, &tgid, &start, BPF_ANY);
+  send_process_event(tgid, SB_PROCESS_SAMPLED);
 }
 
 /* The benchmark modes: times one baseline walk of the sample's stack (fp_walk_baseline.h): the
@@ -142,7 +151,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   struct task_struct *task = bpf_get_current_task_btf();
   const struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
   if (!pi) {
-    if (track_all && task->mm) report_unknown(tgid);
+    if (track_all && task->mm) report_unknown(tgid, task);
     cnt->unknown_pid++;
     return 0;
   }
@@ -206,5 +215,19 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
                     ? BPF_RB_FORCE_WAKEUP
                     : BPF_RB_NO_WAKEUP;
   if (bpf_ringbuf_output(&samples, rec, size, flags) != 0) cnt->lost++;
+  return 0;
+}
+
+/* execve replaces the process image under the same pid (and start time). A tracked process's
+ * facts (binary, load bias, pcsp tables) describe the old image: they are dropped here, before
+ * the new image's first sample, and userspace is told to end that process. An untracked pid is
+ * reported again at its next sample: the fork of a shell, ignored as not Go, becomes the Go
+ * program it executes. Lives beside sample_cpu because it keeps sample_cpu's maps. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm) {
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  if (tgid == 0 || tgid == self_tgid) return 0;
+  bpf_map_delete_elem(&reported, &tgid);
+  if (bpf_map_delete_elem(&proc_info, &tgid) == 0) send_process_event(tgid, SB_PROCESS_EXEC);
   return 0;
 }

@@ -6,10 +6,18 @@
 
 #define SB_MAX_PROCESSES 4096
 
-/* Sent when --all is on and a sample lands in a process userspace does not track yet. */
+/* What sb_new_process reports. */
+enum sb_process_event {
+  /* --all: a sample landed in a process userspace does not track (once per process image). */
+  SB_PROCESS_SAMPLED = 0,
+  /* A tracked process ran execve: its facts described the old image and are gone from
+   * proc_info already; userspace ends that process (its new image is a new process). */
+  SB_PROCESS_EXEC = 1,
+};
+
 struct sb_new_process {
   sb_u32 pid;
-  sb_u32 pad;
+  sb_u32 kind; /* enum sb_process_event */
 };
 
 /* Kernel frames (--kernel): the sample's kernel stack from bpf_get_stack, leaf first. 64 is

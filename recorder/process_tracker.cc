@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -84,6 +85,12 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
       return MakeError(name + " has no executable (a kernel thread)");
     return MakeError(name + ": cannot read its executable (" + ec.message() + ")");
   }
+  // The executable as the process starts being read: compared at the end to see an exec.
+  struct stat at_start {};
+  if (stat((proc + "/exe").c_str(), &at_start) != 0) {
+    if (!Alive(pid)) return gone();
+    return MakeError(name + ": cannot stat " + proc + "/exe (" + strerror(errno) + ")");
+  }
   static constexpr std::string_view kDeleted = " (deleted)";
   bool deleted = exe.size() > kDeleted.size() && exe.ends_with(kDeleted);
   if (deleted) exe.resize(exe.size() - kDeleted.size());
@@ -149,6 +156,15 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
         info.vdso_end = m.end;
       }
     if (auto s = sampler_->TrackProcess(pid, info, key, p.facts->pcsp.cells); !s.ok()) return MakeError(s.error());
+    // An exec after this point is seen by the sampler (its exec hook drops what was just
+    // handed over); one while the process was read here is seen by its executable, now
+    // another file: the facts may describe the old program and the maps the new one.
+    struct stat now {};
+    if (stat((proc + "/exe").c_str(), &now) != 0 || now.st_dev != at_start.st_dev || now.st_ino != at_start.st_ino) {
+      sampler_->UntrackProcess(pid);
+      if (!Alive(pid)) return gone();
+      return MakeError(name + " ran exec while switchback was attaching to it");
+    }
   }
   procs_[pid] = std::move(p);
   return &procs_[pid];
@@ -177,15 +193,24 @@ bool ProcessTracker::RefreshMaps(uint32_t pid) {
 void ProcessTracker::Forget(uint32_t pid) {
   auto it = procs_.find(pid);
   if (it == procs_.end()) return;
-  if (!it->second.exited && sampler_ != nullptr) sampler_->UntrackProcess(pid);
+  // Also when it exited: the sampler then reports the pid again if it still runs (a new
+  // program after exec), which it did not while the old one was kept here.
+  if (sampler_ != nullptr) sampler_->UntrackProcess(pid);
   procs_.erase(it);
+}
+
+bool ProcessTracker::NoteExec(uint32_t pid) {
+  auto* p = Find(pid);
+  if (p == nullptr || p->exited) return false;
+  p->ran_exec = true;
+  return true;
 }
 
 size_t ProcessTracker::CheckAlive() {
   size_t alive = 0;
   for (auto& [pid, p] : procs_) {
     if (p.exited) continue;
-    if (Alive(pid)) {
+    if (!p.ran_exec && Alive(pid)) {
       alive++;
     } else {
       p.exited = true;

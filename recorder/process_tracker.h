@@ -29,6 +29,9 @@ struct TrackedProcess {
   uint64_t bias = 0;
   std::vector<unwinder::MemoryMapping> maps;
   bool exited = false;
+  // The process ran exec: the facts above describe its old program, which is what exited (the
+  // pid goes on as a new process, followed anew once this one is forgotten).
+  bool ran_exec = false;
   std::vector<std::string> warnings;  // one line each, e.g. the executable changed on disk
 };
 
@@ -48,8 +51,11 @@ class ProcessTracker {
   TrackedProcess* Adopt(TrackedProcess p);
   // Re-reads /proc/PID/maps (for libraries loaded after the start). False if it is gone.
   bool RefreshMaps(uint32_t pid);
-  // Marks processes that no longer exist; returns how many are still alive.
+  // Marks processes that no longer exist, or ran exec; returns how many are still alive.
   size_t CheckAlive();
+  // PID ran exec (the sampler's report): its program is gone, as if it exited, at the next
+  // CheckAlive. False if PID is not followed.
+  bool NoteExec(uint32_t pid);
   // Drops PID (removing it from the sampler if it still runs): a long-running session forgets
   // processes whose samples it has written, so processes coming and going do not make it grow.
   void Forget(uint32_t pid);

@@ -74,11 +74,13 @@ Status SamplingSession::Follow(uint32_t pid) {
   return Status::Ok();
 }
 
-void SamplingSession::Consider(uint32_t pid) {
+void SamplingSession::Consider(uint32_t pid, bool reported) {
   if (pid == static_cast<uint32_t>(getpid()) || tracker_->Find(pid)) return;
   if (auto it = ignored_.find(pid); it != ignored_.end()) {
-    if (it->second == ProcessStartTime(pid)) return;
-    ignored_.erase(it);  // the pid was reused by a new process
+    // Exec keeps the start time: a shell's fork, ignored as not Go, becomes the Go program it
+    // runs. The sampler reports each process image once, so its report is a reason to look.
+    if (!reported && it->second == ProcessStartTime(pid)) return;
+    ignored_.erase(it);  // the pid was reused by a new process, or ran exec
   }
   if ((opts_.want && !opts_.want(pid)) || !Follow(pid).ok()) ignored_[pid] = ProcessStartTime(pid);
 }
@@ -90,14 +92,20 @@ void SamplingSession::Scan(const unwinder::BpfSampler::SampleFn& on_sample, cons
   // scan, when it may be gone) and samples of processes already followed are kept.
   for (uint32_t pid : AllPids()) {
     if (stop && stop->load()) break;
-    Consider(pid);
+    Consider(pid, /*reported=*/false);
     Poll(0, on_sample);
   }
 }
 
 int SamplingSession::Poll(int timeout_ms, const unwinder::BpfSampler::SampleFn& on_sample) {
-  auto on_new = [this](uint32_t pid) {
-    if (opts_.all) Consider(pid);
+  auto on_new = [this](uint32_t pid, uint32_t kind) {
+    if (kind == SB_PROCESS_EXEC) {
+      // Its old program ends here (CheckExited reports it); the new one is looked at once the
+      // old one is forgotten, at its next sample.
+      tracker_->NoteExec(pid);
+    } else if (opts_.all) {
+      Consider(pid, /*reported=*/true);
+    }
   };
   return sampler_->Poll(timeout_ms, on_sample, on_new);
 }

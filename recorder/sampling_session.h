@@ -72,15 +72,17 @@ class SamplingSession {
 
  private:
   explicit SamplingSession(const SessionOptions& opts) : opts_(opts) {}
-  void Consider(uint32_t pid);
+  // Follows PID if wanted and a Go program. REPORTED: the sampler reported it, which it does
+  // once per process image, so an ignored pid is looked at again (it may have run exec).
+  void Consider(uint32_t pid, bool reported);
 
   SessionOptions opts_;
   sym::BinaryCache own_cache_;
   std::unique_ptr<unwinder::BpfSampler> sampler_;
   std::unique_ptr<ProcessTracker> tracker_;
   std::optional<sym::KernelSymbols> kernel_syms_;
-  // Not Go, not wanted, or gone: not looked at again while that process lives (keyed by pid
-  // and start time, since pids are reused).
+  // Not Go, not wanted, or gone: not looked at again by Scan while that process lives (keyed
+  // by pid and start time, since pids are reused; a report from the sampler looks again).
   std::map<uint32_t, uint64_t> ignored_;
 };
 

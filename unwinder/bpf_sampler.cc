@@ -129,6 +129,10 @@ Status BpfSampler::Attach(int frequency_hz) {
     }
     links_.push_back(link);  // the link owns fd and closes it on destroy
   }
+  // Before the first process is tracked, so no exec can leave stale facts behind.
+  bpf_link* exec_link = bpf_program__attach(skel_->progs.on_exec);
+  if (!exec_link) return MakeError("cannot attach the exec tracepoint (sched_process_exec): " + Errno(errno));
+  links_.push_back(exec_link);
   auto on_sample = [](void* ctx, void* data, size_t size) -> int {
     auto* self = static_cast<BpfSampler*>(ctx);
     sb_cpu_sample s{};
@@ -143,7 +147,7 @@ Status BpfSampler::Attach(int frequency_hz) {
     auto* self = static_cast<BpfSampler*>(ctx);
     if (size < sizeof(sb_new_process)) return 0;
     auto* ev = static_cast<const sb_new_process*>(data);
-    if (self->cur_proc_fn_) (*self->cur_proc_fn_)(ev->pid);
+    if (self->cur_proc_fn_) (*self->cur_proc_fn_)(ev->pid, ev->kind);
     return 0;
   };
   samples_rb_ = ring_buffer__new(bpf_map__fd(skel_->maps.samples), on_sample, this, nullptr);
@@ -207,6 +211,7 @@ Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& in, const std:
 }
 
 void BpfSampler::UntrackProcess(uint32_t pid) {
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.reported), &pid);
   auto it = tracked_.find(pid);
   if (it == tracked_.end()) return;
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.proc_info), &pid);

@@ -54,12 +54,17 @@ class BpfSampler {
   // delta_first and delta_table are set here). Tracking a tracked pid again replaces it.
   Status TrackProcess(uint32_t pid, const sb_proc_info& info, const std::string& binary_key,
                       const std::vector<sb_sp_delta>& pcsp_cells);
+  // Drops PID from the BPF program, and forgets that it was reported: a pid still running
+  // (a new program after exec, say) is reported again at its next sample.
   void UntrackProcess(uint32_t pid);
   const PcspTableSpace& pcsp_space() const { return pcsp_space_; }
 
   // The record as sent (sb_cpu_sample: the kernel stack and the user sample).
   using SampleFn = std::function<void(const sb_cpu_sample&)>;
-  using NewProcessFn = std::function<void(uint32_t pid)>;
+  // KIND (sb_process_event): SB_PROCESS_SAMPLED, an untracked process was sampled (--all;
+  // once per process image); SB_PROCESS_EXEC, a tracked process ran exec and the BPF program
+  // has dropped it already.
+  using NewProcessFn = std::function<void(uint32_t pid, uint32_t kind)>;
   // Waits up to timeout_ms for data, then delivers what is there. Returns samples delivered.
   int Poll(int timeout_ms, const SampleFn& on_sample, const NewProcessFn& on_new_process);
 

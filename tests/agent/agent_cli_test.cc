@@ -3,7 +3,7 @@
 // window, read by `go tool pprof`, with the process labels; a process started later and one
 // exiting mid-window; --exe and --cgroup selection; SIGTERM writes the last window; SIGKILL
 // leaves no partial file and a restart goes on; retention by age and size; merge equals the
-// sum of its windows; churn leaves no growth. Needs root and BPF (skips otherwise).
+// sum of its windows; churn leaves no growth; exec into and out of the selected program. Needs root and BPF (skips otherwise).
 #include <signal.h>
 #include <unistd.h>
 
@@ -205,6 +205,74 @@ TEST_F(AgentCliTest, WindowsLabelsLateAndExitingProcessesMergeAndSigterm) {
   EXPECT_TRUE(mtop.exited_ok()) << Describe(mtop);
   EXPECT_NE(mtop.out.find("main.spin"), std::string::npos) << mtop.out;
   ExpectNoTemporaries(data_);
+}
+
+// Counts the occurrences of TEXT in S.
+size_t Occurrences(const std::string& s, const std::string& text) {
+  size_t n = 0;
+  for (size_t at = 0; (at = s.find(text, at)) != std::string::npos; at += text.size()) n++;
+  return n;
+}
+
+// A shell that burns CPU for a few seconds (its samples are reported and the shell ignored:
+// --exe does not select it), then execs COMMAND. Before the sampler reported a pid again
+// after exec, a process sampled between fork and exec was never followed.
+std::vector<std::string> BusyShellThenExec(const std::string& command) {
+  return {"/bin/sh", "-c", "i=0; while [ $i -lt 2500000 ]; do i=$((i+1)); done; exec " + command};
+}
+
+TEST_F(AgentCliTest, ExecIsFollowedIntoAndOutOfTheSelectedProgram) {
+  auto agent = StartAgent({"--exe", ExactExe(kDemo)}, "agent");
+  std::string demo_again = kDemo + " -mode=spin -duration=0";
+  // X: a shell (not selected) that becomes the demo. Y: the demo (followed) that becomes a
+  // shell, which becomes the demo again.
+  Child x(BusyShellThenExec(demo_again), dir_ / "x.out", dir_ / "x.err");
+  std::vector<std::string> y_argv = {kDemo, "-mode=spin", "-duration=2s", "-exec"};
+  for (const auto& a : BusyShellThenExec(demo_again)) y_argv.push_back(a);
+  Child y(y_argv, dir_ / "y.out", dir_ / "y.err");
+  std::string px = std::to_string(x.pid()), py = std::to_string(y.pid());
+  ASSERT_TRUE(WaitLog("agent", "following process " + py + " ", seconds(30))) << Slurp(dir_ / "agent.stderr");
+  ASSERT_TRUE(WaitLog("agent", "process " + py + " (" + kDemo + ") ran exec", seconds(30)))
+      << Slurp(dir_ / "agent.stderr");
+  ASSERT_TRUE(WaitLog("agent", "forgot process " + py + " (ran exec", seconds(30))) << Slurp(dir_ / "agent.stderr");
+  ASSERT_TRUE(WaitLog("agent", "following process " + px + " ", seconds(60)))
+      << "the shell sampled before its exec was never followed as the demo it became\n"
+      << Slurp(dir_ / "agent.stderr");
+  auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (Occurrences(Slurp(dir_ / "agent.stderr"), "following process " + py + " ") < 2 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(100));
+  std::string log = Slurp(dir_ / "agent.stderr");
+  ASSERT_EQ(Occurrences(log, "following process " + py + " "), 2u) << "Y's second demo not followed\n" << log;
+  std::this_thread::sleep_for(milliseconds(2500));  // a window of both demos' samples
+  agent->Signal(SIGTERM);
+  RunResult r = agent->Wait(seconds(60));
+  ASSERT_TRUE(r.exited_ok()) << Describe(r);
+  log = Slurp(dir_ / "agent.stderr");
+  EXPECT_EQ(Occurrences(log, "following process " + px + " "), 1u) << log;
+
+  // Every sample of X and Y is the demo's: the shell's samples were not unwound with the
+  // demo's facts (the exec dropped them before the shell's first sample).
+  auto by_pid = WindowsByPid(data_);
+  for (uint32_t pid : {static_cast<uint32_t>(x.pid()), static_cast<uint32_t>(y.pid())}) {
+    ASSERT_GE(by_pid[pid].size(), 1u) << pid << "\n" << log;
+    bool spin = false;
+    for (const auto& w : by_pid[pid]) {
+      std::string err;
+      auto p = LoadPprof(data_ / w.rel_path, &err);
+      ASSERT_TRUE(p) << err;
+      for (const auto& s : p->samples) {
+        bool go = false;
+        for (uint32_t l : s.locations)
+          for (const auto& line : p->locations[l].lines) {
+            go = go || line.function.rfind("main.", 0) == 0 || line.function.rfind("runtime.", 0) == 0;
+            spin = spin || line.function == "main.spin";
+          }
+        EXPECT_TRUE(go) << w.rel_path << ": a sample with no Go frame (the shell's, unwound as the demo)";
+      }
+    }
+    EXPECT_TRUE(spin) << pid;
+  }
 }
 
 TEST_F(AgentCliTest, CgroupSelectsOnlyItsProcesses) {

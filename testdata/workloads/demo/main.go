@@ -57,7 +57,12 @@ func main() {
 	countersFile := flag.String("counters", "", "write per-mode operation counts (JSON) to this file at exit")
 	workers := flag.Int("workers", 1, "goroutines (or goroutine pairs, for chan) per mode")
 	verbose := flag.Bool("v", false, "print the counters on stdout at exit")
+	execAfter := flag.Bool("exec", false, "when the run ends, replace this process with the command after the flags (its path absolute), as a service re-executing itself does: for profilers that must follow exec")
 	flag.Parse()
+	if *execAfter && (flag.NArg() == 0 || !strings.HasPrefix(flag.Arg(0), "/")) {
+		fmt.Fprintln(os.Stderr, "demo: -exec needs a command with an absolute path after the flags")
+		os.Exit(2)
+	}
 
 	var selected []string
 	for _, m := range strings.Split(*modeFlag, ",") {
@@ -160,6 +165,11 @@ func main() {
 		for _, m := range names {
 			fmt.Printf("%s %d %.0f/s\n", m, snapshot[m], out.Rates[m])
 		}
+	}
+	if *execAfter {
+		err := syscall.Exec(flag.Arg(0), flag.Args(), os.Environ())
+		fmt.Fprintf(os.Stderr, "demo: exec %s: %v\n", flag.Arg(0), err)
+		os.Exit(1)
 	}
 }
 
