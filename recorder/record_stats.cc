@@ -29,7 +29,8 @@ nlohmann::json StatsToJson(const RecordStats& s) {
                      {"missing", p.missing},
                      {"warnings", p.warnings},
                      {"samples", p.samples},
-                     {"exited", p.exited}});
+                     {"exited", p.exited},
+                     {"ran_exec", p.ran_exec}});
   }
   j["processes"] = procs;
   j["bpf"] = {{"run_cnt", s.bpf_run_count},
@@ -69,7 +70,7 @@ std::string StatsSummary(const RecordStats& s) {
   for (const auto& p : s.processes) {
     out += fmt::format("  pid {:<8} {:>8} samples  {} {}{}\n", p.pid, p.samples, p.exe,
                        p.go_version.empty() ? "(Go version unknown)" : p.go_version,
-                       p.exited ? " (exited)" : "");
+                       p.ran_exec ? " (ran exec)" : p.exited ? " (exited)" : "");
     for (const auto& m : p.missing) out += fmt::format("      missing: {}\n", m);
     for (const auto& w : p.warnings) out += fmt::format("      warning: {}\n", w);
   }

@@ -21,6 +21,7 @@ struct ProcessStats {
   std::vector<std::string> warnings;  // e.g. the executable changed on disk
   uint64_t samples = 0;
   bool exited = false;
+  bool ran_exec = false;  // ended by exec: the pid went on as another program
 };
 
 struct CrossingStats {

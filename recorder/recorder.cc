@@ -68,6 +68,7 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
     auto it = agg.per_pid().find(pid);
     ps.samples = it == agg.per_pid().end() ? 0 : it->second;
     ps.exited = p.exited;
+    ps.ran_exec = p.ran_exec;
     ps.warnings = p.warnings;
     st.processes.push_back(std::move(ps));
   }

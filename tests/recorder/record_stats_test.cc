@@ -41,6 +41,17 @@ TEST(RecordStats, SummaryNamesStopReasonsAndShare) {
   EXPECT_NE(s.find("pid 42"), std::string::npos) << s;
 }
 
+TEST(RecordStats, AProcessThatRanExecSaysSo) {
+  RecordStats st = Example();
+  st.processes[0].exited = true;
+  EXPECT_NE(StatsSummary(st).find(" (exited)"), std::string::npos);
+  st.processes[0].ran_exec = true;
+  std::string s = StatsSummary(st);
+  EXPECT_NE(s.find(" (ran exec)"), std::string::npos) << s;
+  EXPECT_EQ(s.find(" (exited)"), std::string::npos) << s;
+  EXPECT_EQ(StatsToJson(st)["processes"][0]["ran_exec"], true);
+}
+
 TEST(RecordStats, GoroutineExitedAndLeftAreListedAsWholeNotAsStops) {
   RecordStats st = Example();
   st.ended_at_root = 197;
