@@ -6,9 +6,12 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <system_error>
+#include <vector>
 
 #include "base/file_util.h"
 #include "unwinder/bpf_sampler.h"
@@ -24,18 +27,34 @@ std::string ReadComm(uint32_t pid) {
   return s;
 }
 
-bool Alive(uint32_t pid) {
-  if (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) {
-    // A zombie has no memory left to sample.
-    auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-    if (!stat.ok()) return false;
-    size_t rp = stat->rfind(')');
-    return !(rp != std::string::npos && rp + 2 < stat->size() && (*stat)[rp + 2] == 'Z');
-  }
-  return false;
+// The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses:
+// it ends at the last ')'), from field 3 (state) on; empty if gone.
+std::vector<std::string> StatFields(uint32_t pid) {
+  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return {};
+  size_t rp = stat->rfind(')');
+  if (rp == std::string::npos || rp + 2 >= stat->size()) return {};
+  std::istringstream in(stat->substr(rp + 2));
+  std::vector<std::string> fields;
+  for (std::string f; fields.size() < 20 && (in >> f);) fields.push_back(f);
+  return fields;
+}
+
+// PID runs (not a zombie: no memory left to sample) and, when START_TIME is known, is the
+// process that started then: a pid reused since is another process.
+bool Alive(uint32_t pid, uint64_t start_time = 0) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  std::vector<std::string> f = StatFields(pid);
+  if (f.empty() || f[0] == "Z") return false;
+  return start_time == 0 || (f.size() >= 20 && strtoull(f[19].c_str(), nullptr, 10) == start_time);
 }
 
 }  // namespace
+
+uint64_t ProcessStartTime(uint32_t pid) {
+  std::vector<std::string> f = StatFields(pid);  // starttime is field 22
+  return f.size() >= 20 ? strtoull(f[19].c_str(), nullptr, 10) : 0;
+}
 
 Result<std::shared_ptr<sym::Binary>> ProcessTracker::LoadFile(const TrackedProcess& p,
                                                              const unwinder::MemoryMapping& m) {
@@ -97,6 +116,7 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
 
   TrackedProcess p;
   p.pid = pid;
+  p.start_time = ProcessStartTime(pid);
   p.exe = exe;
   p.comm = ReadComm(pid);
   auto maps = unwinder::ReadProcessMaps(static_cast<int>(pid));
@@ -210,7 +230,7 @@ size_t ProcessTracker::CheckAlive() {
   size_t alive = 0;
   for (auto& [pid, p] : procs_) {
     if (p.exited) continue;
-    if (!p.ran_exec && Alive(pid)) {
+    if (!p.ran_exec && Alive(pid, p.start_time)) {
       alive++;
     } else {
       p.exited = true;

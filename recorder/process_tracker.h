@@ -28,6 +28,7 @@ struct TrackedProcess {
   std::shared_ptr<const unwinder::GoBinaryFacts> facts;  // null for non-Go processes
   uint64_t bias = 0;
   std::vector<unwinder::MemoryMapping> maps;
+  uint64_t start_time = 0;  // ProcessStartTime when tracked (0: not known, as for a core)
   bool exited = false;
   // The process ran exec: the facts above describe its old program, which is what exited (the
   // pid goes on as a new process, followed anew once this one is forgotten).
@@ -51,7 +52,8 @@ class ProcessTracker {
   TrackedProcess* Adopt(TrackedProcess p);
   // Re-reads /proc/PID/maps (for libraries loaded after the start). False if it is gone.
   bool RefreshMaps(uint32_t pid);
-  // Marks processes that no longer exist, or ran exec; returns how many are still alive.
+  // Marks processes that no longer exist (or whose pid is another process's now: another
+  // start time), or ran exec; returns how many are still alive.
   size_t CheckAlive();
   // PID ran exec (the sampler's report): its program is gone, as if it exited, at the next
   // CheckAlive. False if PID is not followed.
@@ -77,5 +79,8 @@ class ProcessTracker {
   std::map<uint32_t, TrackedProcess> procs_;
   std::map<std::string, std::shared_ptr<const unwinder::GoBinaryFacts>> facts_;
 };
+
+// Field 22 of /proc/PID/stat (start time in clock ticks since boot), 0 if gone.
+uint64_t ProcessStartTime(uint32_t pid);
 
 }  // namespace sb::recorder

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <sstream>
 
 #include "base/file_util.h"
 
@@ -21,19 +20,6 @@ std::vector<uint32_t> AllPids() {
   }
   closedir(d);
   return pids;
-}
-
-uint64_t ProcessStartTime(uint32_t pid) {
-  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat.ok()) return 0;
-  size_t rp = stat->rfind(')');
-  if (rp == std::string::npos) return 0;
-  std::istringstream in(stat->substr(rp + 2));
-  std::string field;
-  // Fields after the comm start at 3 (state); starttime is field 22.
-  for (int i = 3; i <= 22 && (in >> field); i++)
-    if (i == 22) return strtoull(field.c_str(), nullptr, 10);
-  return 0;
 }
 
 Result<std::unique_ptr<SamplingSession>> SamplingSession::Open(const SessionOptions& opts) {

@@ -88,7 +88,5 @@ class SamplingSession {
 
 // Every pid in /proc.
 std::vector<uint32_t> AllPids();
-// Field 22 of /proc/PID/stat (start time in clock ticks since boot), 0 if gone.
-uint64_t ProcessStartTime(uint32_t pid);
 
 }  // namespace sb::recorder

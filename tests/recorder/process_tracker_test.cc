@@ -1,6 +1,7 @@
 // ProcessTracker without a sampler (no privileges needed): a Go process is tracked with its
 // facts, a non-Go one refused in one line, and a process that ran exec ends like one that
-// exited (its facts describe the old program) and is forgotten on request.
+// exited (its facts describe the old program) and is forgotten on request; a pid now owned by
+// another process (another start time) is not the one tracked.
 #include "recorder/process_tracker.h"
 
 #include <signal.h>
@@ -94,6 +95,26 @@ TEST(ProcessTracker, AProcessThatRanExecEndsLikeOneThatExited) {
   ASSERT_TRUE(again.ok()) << again.error();
   EXPECT_FALSE((*again)->ran_exec);
   EXPECT_EQ(tracker.CheckAlive(), 1u);
+}
+
+TEST(ProcessTracker, APidReusedByAnotherProcessIsNotTheOneTracked) {
+  sym::BinaryCache cache;
+  ProcessTracker tracker(&cache, nullptr);
+  uint32_t self = static_cast<uint32_t>(getpid());
+  uint64_t started = ProcessStartTime(self);
+  ASSERT_GT(started, 0u);
+  TrackedProcess same;
+  same.pid = self;
+  same.start_time = started;
+  tracker.Adopt(same);
+  EXPECT_EQ(tracker.CheckAlive(), 1u);
+  TrackedProcess other;  // the pid's earlier owner, as the tracker would have kept it
+  other.pid = self;
+  other.start_time = started - 1;
+  tracker.Adopt(other);
+  EXPECT_EQ(tracker.CheckAlive(), 0u);
+  EXPECT_TRUE(tracker.Find(self)->exited);
+  EXPECT_EQ(ProcessStartTime(4000000000u), 0u) << "no such pid";
 }
 
 }  // namespace
