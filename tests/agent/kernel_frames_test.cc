@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <set>
 #include <string>
@@ -68,6 +69,18 @@ bool IsMitigationThunk(const std::string& fn) {
          fn.find("untrain_ret") != std::string::npos;
 }
 
+// Paravirtual interrupt-enable points (pvm_irq_enable, __raw_callee_save_pvm_irq_enable,
+// xen_irq_enable, ...). Where the hypervisor delivers the sampling interrupt as an ordinary
+// virtual interrupt, a sample taken while the kernel ran with interrupts off is delivered when
+// they are enabled again: it lands on the enable, in do_syscall_64's entry and exit or after a
+// context switch, not where the time went. How many depends on the hypervisor (none on a
+// machine with a virtual PMU NMI; 66-74% of the kernel stacks under syscall.write under the PVM
+// hypervisor of the CI runners of December 2026, where nearly all the others show the write path), so the write-path share is asked of the other samples.
+bool IsIrqEnableSkid(const std::string& fn) {
+  return fn.find("irq_enable") != std::string::npos || fn.find("irq_restore") != std::string::npos ||
+         fn.find("restore_fl") != std::string::npos;
+}
+
 // The Go function holding the SYSCALL instruction (renamed in Go 1.23).
 bool IsSyscallLeaf(const std::string& fn) {
   return fn == "runtime/internal/syscall.Syscall6" || fn == "internal/runtime/syscall.Syscall6";
@@ -83,6 +96,7 @@ struct KernelReport {
   int64_t write_kernel = 0;   // samples under syscall.write with kernel frames
   int64_t write_entry = 0;    // of those, from a kernel entry (system call, interrupt)
   int64_t write_thunk_cut = 0;  // of those, not from an entry: sampled in a mitigation thunk
+  int64_t write_irq_skid = 0;   // of those, sampled on a paravirtual interrupt-enable point
   int64_t kernel_below_user = 0;  // samples with a kernel frame under (root side of) a user frame
   bool mapping_named = false;
   std::string example;
@@ -120,6 +134,7 @@ KernelReport Analyse(const profile::ProfileData& p) {
       if (any_kernel) r.write_kernel += s.count;
       if (any_kernel && entry) r.write_entry += s.count;
       if (any_kernel && !entry && IsMitigationThunk(kernel_leaf)) r.write_thunk_cut += s.count;
+      if (any_kernel && IsIrqEnableSkid(kernel_leaf)) r.write_irq_skid += s.count;
       if (path) {
         r.write_path += s.count;
         if (r.example.empty())
@@ -136,6 +151,7 @@ std::string Describe(const KernelReport& r) {
          std::to_string(r.at_syscall) + " (with kernel frames " + std::to_string(r.at_syscall_kernel) +
          "), with kernel frames " + std::to_string(r.write_kernel) + " (from a kernel entry " +
          std::to_string(r.write_entry) + ", sampled in a mitigation thunk " + std::to_string(r.write_thunk_cut) +
+         ", sampled on an interrupt-enable point " + std::to_string(r.write_irq_skid) +
          "), with the kernel write path " +
          std::to_string(r.write_path) + "\nexample:\n" + r.example;
 }
@@ -144,13 +160,17 @@ std::string Describe(const KernelReport& r) {
 // the kernel's stack above it (measured 78-85%: the rest are the instructions around SYSCALL,
 // in user mode); the kernel stacks start at a kernel entry (the system call's, or a timer
 // interrupt's) except those sampled inside a mitigation thunk, which the kernel's unwinder
-// cannot leave (IsMitigationThunk: 2.6-5.8% of them), and a good part of them show the
-// write path (measured ~50%: the other half is do_syscall_64's own entry and exit work, where
-// this VM's kernel spends ~45% of the call); kernel frames only ever on the leaf side. The
+// cannot leave (IsMitigationThunk: 2.6-5.8% of them), and a good part of those not moved to an
+// interrupt-enable point (IsIrqEnableSkid) show the write path (measured ~50% on a VM with a
+// virtual PMU NMI: the other half is do_syscall_64's own entry and exit work; ~99% under PVM,
+// where that work is where interrupts come back on); kernel frames only ever on the leaf side. The
 // samples under syscall.write that are not in the system call are Go's entersyscall and
 // exitsyscall (user mode: about half of them).
 void ExpectKernelWritePath(const profile::ProfileData& p) {
   KernelReport r = Analyse(p);
+  // The shares depend on the machine (CPU mitigations, hypervisor): printed for the test's log.
+  std::string summary = Describe(r);
+  std::cout << "kernel frames: " << summary.substr(0, summary.find('\n')) << "\n";
   EXPECT_TRUE(r.mapping_named) << "no mapping named " << kKernelMapping;
   EXPECT_NE(p.mappings.front().file, kKernelMapping) << "the executable's mapping must come first";
   ASSERT_GT(r.at_syscall, 20) << Describe(r);
@@ -160,7 +180,11 @@ void ExpectKernelWritePath(const profile::ProfileData& p) {
   EXPECT_GE(static_cast<double>(r.write_entry + r.write_thunk_cut), 0.99 * static_cast<double>(r.write_kernel))
       << Describe(r);
   EXPECT_GE(static_cast<double>(r.write_entry), 0.8 * static_cast<double>(r.write_kernel)) << Describe(r);
-  EXPECT_GE(static_cast<double>(r.write_path), 0.3 * static_cast<double>(r.write_kernel)) << Describe(r);
+  // The write path: asked of the kernel stacks not moved to an interrupt-enable point, and never
+  // absent (the skid cannot take every sample: the enable is not where the write's time goes).
+  EXPECT_GE(static_cast<double>(r.write_path), 0.3 * static_cast<double>(r.write_kernel - r.write_irq_skid))
+      << Describe(r);
+  EXPECT_GE(r.write_path, 20) << Describe(r);
   EXPECT_EQ(r.kernel_below_user, 0) << Describe(r);
 }
 
