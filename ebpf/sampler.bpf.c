@@ -164,6 +164,16 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
     cnt->exiting++;
     return 0;
   }
+  /* Inside execve the process's image is being replaced: from exec_mmap on, task->mm is the
+   * new image's while proc_info (dropped by on_exec below, at the end of the load) still
+   * describes the old one, and the user registers are the old image's until start_thread sets
+   * the new entry point. A sample there would be unwound with the wrong binary's facts (the
+   * agent's exec test saw one: a new shell's sample in the old demo's window). The kernel marks
+   * the whole of execve with in_execve; those samples are counted, not sent. */
+  if (bpf_core_field_exists(task->in_execve) && BPF_CORE_READ_BITFIELD(task, in_execve)) {
+    cnt->in_exec++;
+    return 0;
+  }
 
   struct sb_cpu_sample *rec = bpf_map_lookup_elem(&scratch, &zero);
   if (!rec) return 0;

@@ -12,6 +12,7 @@ nlohmann::json StatsToJson(const RecordStats& s) {
   j["lost"] = s.lost;
   j["unknown_pid_samples"] = s.unknown_pid;
   j["exiting_samples"] = s.exiting;
+  j["in_exec_samples"] = s.in_exec;
   j["ended_at_root"] = s.ended_at_root;
   j["stop_reasons"] = s.stop_reasons;
   nlohmann::json cr = nlohmann::json::object();

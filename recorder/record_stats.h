@@ -37,6 +37,7 @@ struct RecordStats {
   uint64_t lost = 0;           // dropped by a full ring buffer
   uint64_t unknown_pid = 0;    // samples of processes not followed
   uint64_t exiting = 0;        // samples of tasks tearing down (no user memory left): not unwound
+  uint64_t in_exec = 0;        // samples of tasks inside execve (image being replaced): not unwound
   uint64_t ended_at_root = 0;    // whole stacks: at a root, goroutine_exited or goroutine_left, with their kernel
                                  // stack where they interrupted the kernel (recorder::IsWhole)
   std::map<std::string, uint64_t> stop_reasons;

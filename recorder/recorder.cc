@@ -29,6 +29,7 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.lost = c.lost;
   st.unknown_pid = c.unknown_pid;
   st.exiting = c.exiting;
+  st.in_exec = c.in_exec;
   st.unwound = c.samples;
   st.unwind_ns = c.unwind_ns;
   st.unwind_frames = c.unwind_frames;

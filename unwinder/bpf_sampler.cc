@@ -238,6 +238,7 @@ sb_counters BpfSampler::Counters() const {
     total.lost += c.lost;
     total.unknown_pid += c.unknown_pid;
     total.exiting += c.exiting;
+    total.in_exec += c.in_exec;
     total.unwind_ns += c.unwind_ns;
     total.unwind_frames += c.unwind_frames;
     total.fp_walk_ns += c.fp_walk_ns;

@@ -402,7 +402,8 @@ struct sb_counters {
   sb_u64 lost;            /* ring buffer full */
   sb_u64 unknown_pid;     /* samples of processes not (yet) tracked */
   sb_u64 exiting;         /* samples of tasks tearing down (PF_EXITING or no mm): not unwound */
-  sb_u64 pad_labels;      /* so that labels[SB_LABELS_NONE] starts line 3 */
+  sb_u64 in_exec;         /* samples of tasks inside execve (the image being replaced): not unwound;
+                             also keeps labels[SB_LABELS_NONE] at the start of line 3 */
   /* Line 3 (offset 192) holds labels[SB_LABELS_NONE .. SB_LABELS_MAX - 1] (every sample of a
    * goroutine writes one) and crossing[SB_CROSS_LEAF] (half the samples): labels starts at 184. */
   sb_u64 labels[SB_LABELS_MAX]; /* samples by enum sb_labels_status */

@@ -76,9 +76,10 @@ class AgentCliTest : public testing::Test {
     dir_ = TestDir(SB_TEST_OUT_DIR);
     data_ = dir_ / "data";
   }
-  std::unique_ptr<Child> StartAgent(std::vector<std::string> extra, const std::string& tag) {
+  std::unique_ptr<Child> StartAgent(std::vector<std::string> extra, const std::string& tag,
+                                    const std::string& frequency = "99") {
     std::vector<std::string> argv = {kSwitchback, "agent", "--dir", data_.string(), "--interval", "2s",
-                                     "--testing-short-interval", "--frequency", "99"};
+                                     "--testing-short-interval", "--frequency", frequency};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto c = std::make_unique<Child>(argv, dir_ / (tag + ".stdout"), dir_ / (tag + ".stderr"));
     EXPECT_TRUE(WaitAttached(c->pid(), seconds(60))) << tag << ": never attached";
@@ -273,6 +274,48 @@ TEST_F(AgentCliTest, ExecIsFollowedIntoAndOutOfTheSelectedProgram) {
     }
     EXPECT_TRUE(spin) << pid;
   }
+}
+
+// Inside execve the image is replaced under the same pid: from exec_mmap on, the thread's memory
+// is the new image's while the followed process's facts are the old one's (they are dropped at
+// the end of the load), and its user registers are the old image's until the new entry point
+// is set. A sample taken there used to be sent and unwound with the old facts: a leaf in the
+// old demo's syscall function, then read_fault, under load_elf_binary (4 of 4 followed execs
+// of this chain at 999 Hz before the fix). The sampler now counts samples of a task inside
+// execve (in_execve) and sends none, so no window has a sample from the kernel's exec path.
+TEST_F(AgentCliTest, SamplesInsideExecveAreNotSent) {
+  auto agent = StartAgent({"--exe", ExactExe(kDemo)}, "agent", "999");
+  // A chain of demos under one pid, each spinning 300 ms and then exec'ing the next.
+  std::vector<std::string> argv;
+  for (int i = 0; i < 12; i++) argv.insert(argv.end(), {kDemo, "-mode=spin", "-duration=300ms", "-exec"});
+  argv.insert(argv.end(), {kDemo, "-mode=spin", "-duration=300ms"});
+  Child chain(argv, dir_ / "chain.out", dir_ / "chain.err");
+  RunResult c = chain.Wait(seconds(60));
+  ASSERT_TRUE(c.exited_ok()) << Describe(c);
+  std::this_thread::sleep_for(milliseconds(2500));  // the last window of the last image
+  agent->Signal(SIGTERM);
+  RunResult r = agent->Wait(seconds(60));
+  ASSERT_TRUE(r.exited_ok()) << Describe(r);
+  std::string log = Slurp(dir_ / "agent.stderr");
+  std::string pid = std::to_string(chain.pid());
+  // Images followed while they ran exec: each exec of a followed image was a chance.
+  ASSERT_GE(Occurrences(log, "process " + pid + " (" + kDemo + ") ran exec"), 2u) << log;
+  auto by_pid = WindowsByPid(data_);
+  ASSERT_GE(by_pid[chain.pid()].size(), 1u) << log;
+  int64_t samples = 0;
+  for (const auto& w : by_pid[chain.pid()]) {
+    std::string err;
+    auto p = LoadPprof(data_ / w.rel_path, &err);
+    ASSERT_TRUE(p) << err;
+    for (const auto& s : p->samples) {
+      samples += s.count;
+      for (uint32_t l : s.locations)
+        for (const auto& line : p->locations[l].lines)
+          for (const char* exec_path : {"bprm_execve", "load_elf_binary", "begin_new_exec", "exec_mmap"})
+            EXPECT_NE(line.function, exec_path) << w.rel_path << ": a sample taken inside execve was sent";
+    }
+  }
+  EXPECT_GT(samples, 100) << log;
 }
 
 TEST_F(AgentCliTest, CgroupSelectsOnlyItsProcesses) {
