@@ -9,6 +9,7 @@
 
 #include "unwind/unwind_types.h"
 #define SB_PCSP_CACHE 1 /* the per-CPU pcsp cache (bpf_env.bpf.h): the sampler only */
+#define SB_STACK_WINDOW 1 /* the per-CPU stack window (bpf_env.bpf.h): the sampler only */
 #include "unwind/bpf_env.bpf.h"
 #include "unwind/user_regs.bpf.h"
 #include "unwind/unwind_core.h"

@@ -91,4 +91,43 @@ SB_INLINE void sb_pcsp_cache_put(void *env, __u32 table, __u32 off, __s32 delta)
 #error "the sampler is built for x86 or arm64 (-D__TARGET_ARCH_...)"
 #endif
 
+#ifdef SB_STACK_WINDOW
+#define SB_HAS_STACK_WINDOW 1
+
+/* Words, not bytes: a record is two aligned 8-byte loads (a byte array would be copied byte by
+ * byte, the compiler not knowing the offset's alignment). */
+struct sb_stack_window_buf {
+  __u64 words[SB_STACK_WINDOW_BYTES / 8];
+};
+
+/* The sampler's stack window (unwind_core.h sb_read_record): per CPU, like the pcsp cache, and
+ * valid for one walk only (the walk's win_len says how much of it is). */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_stack_window_buf);
+} stack_window SEC(".maps");
+
+SB_INLINE int sb_window_fill(void *env, __u64 addr, __u32 len) {
+  __u32 zero = 0;
+  struct sb_stack_window_buf *b = bpf_map_lookup_elem(&stack_window, &zero);
+  if (!b || len == 0 || len > SB_STACK_WINDOW_BYTES) return -1;
+  return bpf_probe_read_user(b->words, len, (const void *)addr);
+}
+
+/* The record at byte offset off of the window (8-aligned, at most SB_STACK_WINDOW_BYTES - 16). */
+SB_INLINE int sb_window_get(void *env, __u64 off, __u64 rec[2]) {
+  __u32 zero = 0;
+  struct sb_stack_window_buf *b = bpf_map_lookup_elem(&stack_window, &zero);
+  if (!b) return -1;
+  __u64 i = off >> 3;
+  SB_OPAQUE(i); /* the bound below must stay on the index register */
+  if (i > SB_STACK_WINDOW_BYTES / 8 - 2) return -1;
+  rec[0] = b->words[i];
+  rec[1] = b->words[i + 1];
+  return 0;
+}
+#endif
+
 #endif

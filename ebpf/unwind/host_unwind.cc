@@ -11,6 +11,9 @@ struct HostEnv {
   const HostUnwindInput* in;
   std::set<uint64_t>* faults_hit;
   std::vector<uint64_t>* reads;
+  // The stack window's bytes (unwind_core.h, SB_HAS_STACK_WINDOW): the BPF sampler keeps them
+  // in a per-CPU map, the host in the walk's environment.
+  uint8_t window[SB_STACK_WINDOW_BYTES];
 };
 
 int HostRead(void* env, void* dst, sb_u32 size, sb_u64 addr) {
@@ -31,6 +34,19 @@ int HostRead(void* env, void* dst, sb_u32 size, sb_u64 addr) {
   return 0;
 }
 
+int HostWindowFill(void* env, sb_u64 addr, sb_u32 len) {
+  auto* e = static_cast<HostEnv*>(env);
+  if (!e->in->stack_window || len == 0 || len > SB_STACK_WINDOW_BYTES) return -1;
+  return HostRead(env, e->window, len, addr);
+}
+
+int HostWindowGet(void* env, sb_u64 off, sb_u64 rec[2]) {
+  auto* e = static_cast<HostEnv*>(env);
+  if (off > SB_STACK_WINDOW_BYTES - 16) return -1;
+  std::memcpy(rec, e->window + off, 16);
+  return 0;
+}
+
 int HostDelta(void* env, sb_u32 index, sb_sp_delta* out) {
   auto* e = static_cast<HostEnv*>(env);
   const auto* d = e->in->deltas;
@@ -47,6 +63,13 @@ int HostDelta(void* env, sb_u32 index, sb_sp_delta* out) {
 #define SB_SUBPROG static inline
 static inline int sb_read(void* env, void* dst, sb_u32 size, sb_u64 addr) {
   return sb::unwind::HostRead(env, dst, size, addr);
+}
+#define SB_HAS_STACK_WINDOW 1
+static inline int sb_window_fill(void* env, sb_u64 addr, sb_u32 len) {
+  return sb::unwind::HostWindowFill(env, addr, len);
+}
+static inline int sb_window_get(void* env, sb_u64 off, sb_u64 rec[2]) {
+  return sb::unwind::HostWindowGet(env, off, rec);
 }
 static inline int sb_delta_entry(void* env, sb_u32 index, struct sb_sp_delta* out) {
   return sb::unwind::HostDelta(env, index, out);

@@ -35,6 +35,10 @@ struct HostUnwindInput {
   // Reads touching any of these addresses fail, as if unmapped (fault injection).
   std::set<uint64_t> fault_addresses;
   bool record_reads = false;
+  // The stack window (unwind_core.h): frame records read from one read of up to
+  // SB_STACK_WINDOW_BYTES of their page, as the BPF sampler reads them. Off: one read per record,
+  // as the exit probe reads them.
+  bool stack_window = true;
 };
 
 struct HostUnwindResult {

@@ -75,6 +75,8 @@ struct sb_walk {
   sb_u8 g0_loaded;       /* g0 holds m.g0 (0 when unreadable) */
   sb_u32 max_frames;     /* the frame limit of this walk (1..SB_MAX_FRAMES) */
   sb_u64 env;            /* the includer's environment (host: its HostEnv; BPF: 0) */
+  sb_u64 win_base;       /* the stack window (SB_HAS_STACK_WINDOW): the bytes at [win_base, */
+  sb_u64 win_len;        /*   win_base + win_len) were read in one read this walk; 0: none */
 };
 
 /* What every function of the core works on: the walk and the maps' values it reads and fills
@@ -95,9 +97,38 @@ SB_INLINE int sb_read_u64(struct sb_unwind_state *st, sb_u64 addr, sb_u64 *v) {
 }
 
 /* A frame record (saved frame pointer, return address) in one read: one helper call per frame
- * instead of two (bpf_probe_read_user is most of a frame's cost). */
+ * instead of two (bpf_probe_read_user is most of a frame's cost).
+ *
+ * With a stack window (SB_HAS_STACK_WINDOW: the BPF sampler and the host replay; not the exit
+ * probe, whose uprobe programs can be preempted mid-walk and would share a per-CPU buffer), a
+ * record outside the walk's window reads the stack from it to the end of its page (at most
+ * SB_STACK_WINDOW_BYTES) in one read, and the records above it on that page come from that
+ * copy. A walk's records lie one above the other, and their addresses depend on each other:
+ * read one by one, each is a helper call and, on a stack not touched since it was left (a
+ * goroutine's, crossed from g0), a cache miss the next cannot overlap; one copy of the page
+ * pays the call once and lets the CPU fetch the lines together. Exact: the same bytes, read a
+ * few microseconds earlier within one sample (the thread is stopped; a goroutine stack another
+ * thread is writing is as racy either way). Never past the page: a read that would fail where
+ * the record's own read succeeds (the next page unmapped or not present) is never made; a
+ * record that straddles the page's end, or a window read that failed, takes the plain read. */
 SB_INLINE int sb_read_record(struct sb_unwind_state *st, sb_u64 addr, sb_u64 rec[2]) {
   if (addr == 0) return -1;
+#ifdef SB_HAS_STACK_WINDOW
+  struct sb_walk *w = st->w;
+  sb_u64 off = addr - w->win_base;
+  if (w->win_len < 16 || off > w->win_len - 16) {
+    sb_u64 len = 4096 - (addr & 4095); /* to the end of addr's (4 KiB or larger) page */
+    if (len > SB_STACK_WINDOW_BYTES) len = SB_STACK_WINDOW_BYTES;
+    w->win_len = 0;
+    if (len >= 16 && sb_window_fill(SB_ENV(st), addr, (sb_u32)len) == 0) {
+      w->win_base = addr;
+      w->win_len = len;
+      off = 0;
+    }
+  }
+  if (w->win_len >= 16 && off <= w->win_len - 16 && (off & 7) == 0 && sb_window_get(SB_ENV(st), off, rec) == 0)
+    return 0;
+#endif
   return sb_read(SB_ENV(st), rec, 2 * sizeof(sb_u64), addr);
 }
 

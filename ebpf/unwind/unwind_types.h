@@ -369,6 +369,10 @@ struct sb_labels {
 };
 
 /* One stack sample, as sent through the ring buffer (frames truncated to nframes). */
+/* The stack window (unwind_core.h sb_read_record): frame records are served from one read of up
+ * to this many bytes of their page (a power of two: the BPF side masks offsets with it). */
+#define SB_STACK_WINDOW_BYTES 2048
+
 struct sb_sample {
   sb_u32 pid;
   sb_u32 tid;

@@ -169,7 +169,18 @@ class UnwindCoreTest : public ::testing::Test {
     Registers r;
     r.pc = pc; r.sp = sp; r.fp = fp; r.lr = lr; r.g_reg = g_reg;
     r.tls_base = info_.arch == SB_ARCH_ARM64 ? arm64_tpidr_ : kFsBase;
-    return UnwindOnHost(in, r, &counters_);
+    // Every walk twice: with the stack window (the sampler's reads) and without (one read per
+    // record, the exit probe's): the window may change what is read, never what is found.
+    in.stack_window = !stack_window_;
+    sb_counters other_counters{};
+    HostUnwindResult other = UnwindOnHost(in, r, &other_counters);
+    in.stack_window = stack_window_;
+    HostUnwindResult result = UnwindOnHost(in, r, &counters_);
+    EXPECT_EQ(Frames(other), Frames(result)) << "the stack window changed the frames";
+    EXPECT_EQ(other.sample.stop_reason, result.sample.stop_reason) << "the stack window changed the stop";
+    EXPECT_EQ(other.sample.crossed, result.sample.crossed) << "the stack window changed the crossings";
+    EXPECT_EQ(other.sample.goid, result.sample.goid) << "the stack window changed the goroutine";
+    return result;
   }
   static std::vector<uint64_t> Frames(const HostUnwindResult& r) {
     return std::vector<uint64_t>(r.sample.frames, r.sample.frames + r.sample.nframes);
@@ -179,6 +190,7 @@ class UnwindCoreTest : public ::testing::Test {
   std::vector<sb_sp_delta> deltas_;
   PcspTable table_;
   bool use_delta_index_ = true;
+  bool stack_window_ = true;  // Run's result with the stack window (the other run compared to it)
   uint32_t index_shift_ = 0;
   FakeMemory mem_;
   std::set<uint64_t> faults_;
@@ -1375,6 +1387,7 @@ TEST_F(UnwindCoreTest, PlainFrameBurstsKeepTheLimitTheRootAndTheCrossings) {
   for (uint32_t limit = 1; limit <= 3 * SB_PLAIN_BURST + 3; limit++) {
     info_.max_frames = limit;
     faults_ = {fp + 0x20 * (limit - 1)};  // the record past the limit: never read
+    stack_window_ = false;  // (the window reads ahead on the page: the limit is about records)
     auto r = Run(kMainF + 0x30, fp - 0x20, fp);
     EXPECT_EQ(r.sample.stop_reason, SB_STOP_MAX_FRAMES) << limit;
     EXPECT_TRUE(r.faults_hit.empty()) << limit;
@@ -1383,6 +1396,7 @@ TEST_F(UnwindCoreTest, PlainFrameBurstsKeepTheLimitTheRootAndTheCrossings) {
   }
   info_.max_frames = 0;
   faults_.clear();
+  stack_window_ = true;
   for (int end = 1; end <= 2 * SB_PLAIN_BURST + 1; end++) {  // goexit as the end-th caller
     Frame(fp + 0x20 * (end - 1), fp + 0x20 * end, kGoexit + 1);
     auto r = Run(kMainF + 0x30, fp - 0x20, fp);
@@ -1406,6 +1420,50 @@ TEST_F(UnwindCoreTest, PlainFrameBurstsKeepTheLimitTheRootAndTheCrossings) {
   EXPECT_EQ(Frames(r), want);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+}
+
+// The stack window (sb_read_record with SB_HAS_STACK_WINDOW): the frame records of a page are
+// served from one read of up to SB_STACK_WINDOW_BYTES, never past the page's end; a record that
+// straddles two pages, or lies past the window, is read as before. Same frames either way, and
+// the stack is read a few times instead of once per frame.
+TEST_F(UnwindCoreTest, StackWindowReadsAheadOnOnePageAndFindsTheSameFrames) {
+  SetCurrentG(kG);
+  mem_.FillAbsent(kGStackLo, kGStackHi - kGStackLo);  // whole pages, as a core or a live stack has
+  uint64_t fp = kGStackLo + 0xf18;  // the 8th record at 0xff8: it straddles the page boundary
+  const int n = 130;                // 130 records of 32 bytes: four reads
+  info_.max_frames = 256;
+  for (int i = 0; i < n; i++) Frame(fp + 0x20 * i, fp + 0x20 * (i + 1), kMainF + 0x50 + 4 * (i % 3));
+  Frame(fp + 0x20 * n, 0, kGoexit + 1);
+  auto run = [&](bool window) {
+    HostUnwindInput in = Prepare();
+    in.memory = &mem_;
+    in.record_reads = true;
+    in.stack_window = window;
+    Registers r;
+    r.pc = kMainF + 0x30; r.sp = fp - 0x20; r.fp = fp; r.tls_base = kFsBase;
+    sb_counters c{};
+    return UnwindOnHost(in, r, &c);
+  };
+  auto with = run(true), without = run(false);
+  ASSERT_EQ(with.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(with.sample.nframes, static_cast<uint32_t>(n + 2));
+  EXPECT_EQ(Frames(with), Frames(without));
+  auto stack_reads = [](const HostUnwindResult& r) {
+    std::vector<uint64_t> out;
+    for (uint64_t a : r.reads)
+      if (a >= kGStackLo && a < kGStackHi) out.push_back(a);
+    return out;
+  };
+  EXPECT_EQ(stack_reads(without).size(), static_cast<size_t>(n + 1));  // one per record
+  info_.max_frames = 0;
+  // With it (SB_STACK_WINDOW_BYTES 2048): a window at the first record, to its page's end
+  // (0xf18: 232 bytes, records 0xf18-0xfd8); the straddling record at 0xff8 alone; a window of
+  // 2048 bytes at 0x1018 (records up to 0x17f8); one at 0x1818 to the page's end (2024 bytes:
+  // the rest, up to 0x1f58).
+  static_assert(SB_STACK_WINDOW_BYTES == 2048, "the expected reads assume a 2 KiB window");
+  ASSERT_EQ(fp + 0x20 * 7, kGStackLo + 0x1000 - 8);
+  std::vector<uint64_t> expected = {kGStackLo + 0xf18, kGStackLo + 0xff8, kGStackLo + 0x1018, kGStackLo + 0x1818};
+  EXPECT_EQ(stack_reads(with), expected);
 }
 
 // The special span's block bitmap (proc_info_spans.h): a block is free only when no range
