@@ -169,7 +169,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
    * new image's while proc_info (dropped by on_exec below, at the end of the load) still
    * describes the old one, and the user registers are the old image's until start_thread sets
    * the new entry point. A sample there would be unwound with the wrong binary's facts (the
-   * agent's exec test saw one: a new shell's sample in the old demo's window). The kernel marks
+   * agent's exec test saw one: the old demo's syscall leaf, then read_fault in the new memory). The kernel marks
    * the whole of execve with in_execve; those samples are counted, not sent. */
   if (bpf_core_field_exists(task->in_execve) && BPF_CORE_READ_BITFIELD(task, in_execve)) {
     cnt->in_exec++;

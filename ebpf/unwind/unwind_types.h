@@ -368,11 +368,11 @@ struct sb_labels {
   struct sb_label l[SB_MAX_LABELS];
 };
 
-/* One stack sample, as sent through the ring buffer (frames truncated to nframes). */
 /* The stack window (unwind_core.h sb_read_record): frame records are served from one read of up
- * to this many bytes of their page (a power of two: the BPF side masks offsets with it). */
+ * to this many bytes of their page (a multiple of 8: the BPF side keeps it as words). */
 #define SB_STACK_WINDOW_BYTES 2048
 
+/* One stack sample, as sent through the ring buffer (frames truncated to nframes). */
 struct sb_sample {
   sb_u32 pid;
   sb_u32 tid;
