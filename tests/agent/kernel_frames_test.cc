@@ -230,7 +230,9 @@ TEST_F(KernelFramesTest, RecordKernelShowsTheWritePath) {
   EXPECT_GT(k.value("samples_with_kernel_frames", 0), 0) << stats.dump();
   // The verifier's work with the kernel stack (the sampler's budget, as in RecordTest).
   uint64_t insns = stats["bpf"].value("verified_insns", 0);
-  if (insns > 0) EXPECT_LE(insns, 250000u) << stats.dump();
+  if (insns > 0) {
+    EXPECT_LE(insns, 250000u) << stats.dump();
+  }
   // go tool pprof reads it and names the kernel functions.
   RunResult traces = RunCommand({kGo, "tool", "pprof", "-traces", (dir_ / "kernel.pb.gz").string()}, dir_,
                                 "pprof-traces", seconds(120));
