@@ -13,7 +13,7 @@ struct HostEnv {
   std::vector<uint64_t>* reads;
   // The stack window's bytes (unwind_core.h, SB_HAS_STACK_WINDOW): the BPF sampler keeps them
   // in a per-CPU map, the host in the walk's environment.
-  uint8_t window[SB_STACK_WINDOW_BYTES];
+  uint8_t window[SB_STACK_WINDOW_BYTES] = {};
 };
 
 int HostRead(void* env, void* dst, sb_u32 size, sb_u64 addr) {
