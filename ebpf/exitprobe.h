@@ -137,12 +137,13 @@ static inline void sb_xp_proc_info_add_bias(struct sb_proc_info *pi, sb_u64 bias
     pi->gogo_gp_hi += bias;
     pi->gogo_bp_loaded += bias;
   }
-  if (pi->gogo_lr_loaded) { /* arm64 gogo (0: amd64 or not decoded); gogo_callers: offsets */
+  if (pi->gogo_lr_loaded) /* arm64 gogo (0: amd64 or not decoded); gogo_callers: offsets */
     pi->gogo_lr_loaded += bias;
-    pi->gogo_save_g_lo += bias;
-    pi->gogo_save_g_hi += bias;
+  if (pi->save_g_hi) { /* arm64 runtime.save_g (0: amd64 or neither window decoded) */
+    pi->save_g_lo += bias;
+    pi->save_g_hi += bias;
   }
-  if (pi->sstack_g0_hi) { /* amd64 systemstack's windows (0: not decoded) */
+  if (pi->sstack_g0_hi) { /* systemstack's windows (0: not decoded) */
     pi->sstack_g0_lo += bias;
     pi->sstack_g0_hi += bias;
     pi->sstack_gp_lo += bias;

@@ -399,12 +399,10 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   CollectNewstackMorebuf(bin, local_file.empty() ? path : local_file, f.get());
   f->gogo = FindGogoWindow(bin);
   if (!f->gogo.found) f->missing.push_back("gogo's windows (" + f->gogo.why + "): samples inside gogo may end with bad_fp");
-  if (f->arch == sym::Arch::kAmd64) {
-    f->systemstack = FindSystemstackWindow(bin);
-    if (!f->systemstack.found)
-      f->missing.push_back("systemstack's windows (" + f->systemstack.why +
-                           "): samples inside systemstack's switch may end with end_of_chain");
-  }
+  f->systemstack = FindSystemstackWindow(bin);
+  if (!f->systemstack.found)
+    f->missing.push_back("systemstack's windows (" + f->systemstack.why +
+                         "): samples inside systemstack's switch may end with end_of_chain");
   for (auto [paths, name] : {std::pair{&f->systemstack_paths, "runtime.systemstack"},
                              std::pair{&f->asmcgocall_paths, "runtime.asmcgocall"}}) {
     *paths = FindSwitchPaths(bin, name);
@@ -475,8 +473,8 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.gogo_bp_loaded = facts.gogo.bp_loaded + bias;
     if (facts.gogo.lr_loaded != 0) {
       pi.gogo_lr_loaded = facts.gogo.lr_loaded + bias;
-      pi.gogo_save_g_lo = facts.gogo.save_g_lo + bias;
-      pi.gogo_save_g_hi = facts.gogo.save_g_hi + bias;
+      pi.save_g_lo = facts.gogo.save_g_lo + bias;
+      pi.save_g_hi = facts.gogo.save_g_hi + bias;
     }
     for (const auto& c : facts.gogo.callers) {
       if (pi.ngogo_callers >= SB_MAX_GOGO_CALLERS) break;
@@ -490,6 +488,10 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
     pi.sstack_g0_hi = facts.systemstack.g0_hi + bias;
     pi.sstack_gp_lo = facts.systemstack.gp_lo + bias;
     pi.sstack_gp_hi = facts.systemstack.gp_hi + bias;
+    if (facts.systemstack.save_g_hi != 0 && pi.save_g_hi == 0) {  // arm64: the same save_g as gogo's
+      pi.save_g_lo = facts.systemstack.save_g_lo + bias;
+      pi.save_g_hi = facts.systemstack.save_g_hi + bias;
+    }
   }
   auto offset = [&](uint64_t a) { return static_cast<uint32_t>(a - facts.text_start); };
   for (auto [paths, lo, hi] : {std::tuple{&facts.systemstack_paths, &pi.sstack_switched_lo, &pi.sstack_direct_lo},

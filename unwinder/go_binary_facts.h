@@ -87,7 +87,7 @@ struct GoBinaryFacts {
   uint16_t morebuf_code_gobuf_g = 0;
   std::string morebuf_code_source;
   GogoWindow gogo;             // gogo's windows (issue 13 item 4; arm64 since session 7), link-time
-  SystemstackWindow systemstack;  // amd64 systemstack's windows, link-time
+  SystemstackWindow systemstack;  // systemstack's windows (amd64, arm64), link-time
   // systemstack / asmcgocall: the switched path and the direct one (issue 13: a frame of theirs
   // on g0 is crossed only in the switched path), link-time, amd64 and arm64
   SwitchPaths systemstack_paths, asmcgocall_paths;

@@ -2,6 +2,10 @@
 
 #include <Zydis/Zydis.h>
 
+#include <cstring>
+
+#include "unwinder/arm64_decoder.h"
+
 namespace sb::unwinder {
 namespace {
 
@@ -16,13 +20,98 @@ bool TlsStore(const ZydisDecodedInstruction& in, const ZydisDecodedOperand* ops)
 
 bool Branch(const ZydisDecodedInstruction& in) { return in.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE; }
 
+bool A64Branch(const A64Insn& in) {
+  return in.op == A64Op::kB || in.op == A64Op::kBL || in.op == A64Op::kBLR || in.op == A64Op::kBR ||
+         in.op == A64Op::kRet || in.op == A64Op::kBCond;
+}
+
+// `MOVD Rn, RSP` (ADD SP, Rn, #0) from a register just loaded from memory.
+bool A64SpLoad(const A64Insn& in, const bool* loaded) {
+  return in.op == A64Op::kAddImm && in.rd == 31 && in.imm == 0 && in.rn >= 0 && in.rn < 31 && loaded[in.rn];
+}
+
+SystemstackWindow FindArm64(const sym::Binary& bin, const sym::GoPclntab& go) {
+  SystemstackWindow w;
+  auto fn = go.FindFuncByName("runtime.systemstack");
+  auto save = go.FindFuncByName("gosave_systemstack_switch");
+  if (!fn || fn->end <= fn->entry || !save) {
+    w.why = fn ? "no function gosave_systemstack_switch" : "no function runtime.systemstack";
+    return w;
+  }
+  auto code = bin.elf().ReadVaddr(fn->entry, static_cast<size_t>(std::min<uint64_t>(fn->end - fn->entry, 256)));
+  if (!code.ok()) {
+    w.why = "runtime.systemstack unreadable";
+    return w;
+  }
+  // 0: want BL gosave_systemstack_switch; 1: MOVD R5, R28 right after it; 2: BL save_g right
+  // after; 3: loads, then MOVD Rn, RSP; 4: BL (Rn) (fn), nothing writing SP or branching
+  // before it; 5: loads, the last into R28; 6: BL save_g (the same); 7: a load, then MOVD Rn, RSP.
+  int step = 0;
+  bool loaded[32] = {};
+  for (size_t off = 0; off + 4 <= code->size() && step < 8; off += 4) {
+    uint32_t word = 0;
+    std::memcpy(&word, code->data() + off, 4);
+    uint64_t pc = fn->entry + off, next = pc + 4;
+    A64Insn in = DecodeA64(word, pc);
+    bool load = in.op == A64Op::kLoad && in.index == A64Index::kOffset && in.rt >= 0 && in.rt < 31;
+    if (step == 0) {
+      if (in.op == A64Op::kBL && in.target == save->entry) step = 1;
+    } else if (step == 1) {
+      if (!(in.op == A64Op::kMovReg && in.rd == 28)) break;
+      w.g0_lo = next;
+      step = 2;
+    } else if (step == 2 || step == 6) {
+      auto callee = in.op == A64Op::kBL ? go.FindFunc(in.target) : std::nullopt;
+      if (!callee || callee->entry != in.target || (step == 6 && callee->entry != w.save_g_lo)) break;
+      w.save_g_lo = callee->entry;
+      w.save_g_hi = callee->end;
+      std::memset(loaded, 0, sizeof(loaded));
+      step++;
+    } else if (step == 3 || step == 7) {
+      if (A64SpLoad(in, loaded)) {
+        (step == 3 ? w.g0_hi : w.gp_hi) = next;  // the SP load has not run at its own pc
+        step++;
+      } else if (load && in.rt != 28 && in.rt != 29 && in.rt != 30) {
+        loaded[in.rt] = true;
+      } else {
+        break;
+      }
+    } else if (step == 4) {
+      if (in.op == A64Op::kBLR) step = 5;
+      else if (A64Branch(in) || (in.op == A64Op::kAddImm && in.rd == 31 && in.rd_is_sp)) break;
+    } else if (step == 5) {
+      if (!load) break;
+      if (in.rt == 28) {
+        w.gp_lo = next;
+        step = 6;
+      }
+    }
+  }
+  if (step != 8) {
+    static const char* kWant[] = {"BL gosave_systemstack_switch",
+                                  "MOVD R5, R28 right after it",
+                                  "BL runtime.save_g after MOVD R5, R28",
+                                  "MOVD gobuf_sp(R28), Rn; MOVD Rn, RSP",
+                                  "BL (Rn)",
+                                  "MOVD m_curg(Rn), R28 after the call",
+                                  "BL runtime.save_g after it",
+                                  "MOVD gobuf_sp(R28), Rn; MOVD Rn, RSP after it"};
+    w = SystemstackWindow{};
+    w.why = std::string("runtime.systemstack: no ") + kWant[step];
+    return w;
+  }
+  w.found = true;
+  return w;
+}
+
 }  // namespace
 
 SystemstackWindow FindSystemstackWindow(const sym::Binary& bin) {
   SystemstackWindow w;
   const sym::GoPclntab* go = bin.go();
+  if (go != nullptr && bin.elf().arch() == sym::Arch::kArm64) return FindArm64(bin, *go);
   if (go == nullptr || bin.elf().arch() != sym::Arch::kAmd64) {
-    w.why = "not amd64 Go";
+    w.why = "not amd64 or arm64 Go";
     return w;
   }
   auto fn = go->FindFuncByName("runtime.systemstack");

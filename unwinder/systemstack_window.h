@@ -7,6 +7,16 @@
 //   ... CALL DI (fn on g0) ...
 //   MOVQ AX, FS:g          TLS g = m.curg                  } gp window: SP still on g0,
 //   MOVQ g_sched+gobuf_sp(AX), SP                          }   where fn has returned
+// arm64 has the same two windows around the g register (R28), each opened by a BL save_g, which
+// stores g to its TLS slot when cgo is in (frameless: inside it LR is the BL's return site):
+//   BL gosave_systemstack_switch<>
+//   MOVD R5, R28          g = g0                           } g0 window: SP still the
+//   BL runtime.save_g                                      }   goroutine's
+//   MOVD gobuf_sp(R28), R3 ; MOVD R3, RSP                  }
+//   ... BL (R3) (fn on g0) ...
+//   MOVD g_m(R28), R3 ; MOVD m_curg(R3), R28   g = m.curg  } gp window: SP still on g0
+//   BL runtime.save_g                                      }
+//   MOVD gobuf_sp(R28), R0 ; MOVD R0, RSP                  }
 #pragma once
 
 #include <cstdint>
@@ -21,9 +31,12 @@ struct SystemstackWindow {
   uint64_t g0_lo = 0, g0_hi = 0;  // [lo, hi): TLS g is g0, SP still on the goroutine (link-time)
   uint64_t gp_lo = 0, gp_hi = 0;  // [lo, hi): TLS g is m.curg again, SP still on g0
   std::string why;                // when not found: which instruction was not where expected
+  // arm64 only: runtime.save_g, called at g0_lo and at gp_lo (its return sites g0_lo + 4 and
+  // gp_lo + 4); with LR one of them, a pc inside it is in that window too.
+  uint64_t save_g_lo = 0, save_g_hi = 0;
 };
 
-// amd64 only (arm64 is not decoded: found = false).
+// amd64 and arm64.
 SystemstackWindow FindSystemstackWindow(const sym::Binary& bin);
 
 }  // namespace sb::unwinder

@@ -59,7 +59,7 @@ inline void SetProcInfoSpans(sb_proc_info* pi) {
   }
   const uint64_t windows[][2] = {
       {pi->gogo_g0_lo, pi->gogo_g0_hi},       {pi->gogo_gp_lo, pi->gogo_gp_hi},
-      {pi->gogo_save_g_lo, pi->gogo_save_g_hi}, {pi->sstack_g0_lo, pi->sstack_g0_hi},
+      {pi->save_g_lo, pi->save_g_hi}, {pi->sstack_g0_lo, pi->sstack_g0_hi},
       {pi->sstack_gp_lo, pi->sstack_gp_hi},   {pi->clone_shared_lo, pi->clone_shared_hi},
   };
   pi->windows_lo = pi->windows_hi = 0;

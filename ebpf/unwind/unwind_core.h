@@ -1318,7 +1318,7 @@ SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *
   const struct sb_go_offsets *o = &pi->off;
   sb_u64 pc = regs->pc;
   sb_u64 bl_ret = pi->gogo_g0_lo + 4; /* arm64: the return site of gogo's BL save_g */
-  int in_save_g = SB_ARM64(st) && pc >= pi->gogo_save_g_lo && pc < pi->gogo_save_g_hi && regs->lr == bl_ret;
+  int in_save_g = SB_ARM64(st) && pc >= pi->save_g_lo && pc < pi->save_g_hi && regs->lr == bl_ret;
   if ((pc >= pi->gogo_g0_lo && pc < pi->gogo_g0_hi) || in_save_g) {
     st->w->g = sb_g0(st);
     st->w->on_g0 = 1;
@@ -1364,21 +1364,24 @@ SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *
   st->w->lr = lr; /* arm64: a morestack save resumes in f's prologue, f's caller in LR */
 }
 
-/* amd64 runtime.systemstack's windows (unwinder/systemstack_window.h): it stores g0 in TLS
- * before it loads SP from g0.sched.sp, and m.curg on the way back before it loads SP from
- * curg.sched.sp. A sample in between reads a g from TLS whose stack SP is not on. Walked as on
- * the stack SP is on:
- *   switch in (TLS g0, SP still curg's)    as on curg: systemstack's own frame by its pcsp,
- *                                          then its caller F, as before the TLS store;
- *   switch back (TLS curg, SP on g0, where fn has returned)  as on g0: the systemstack
+/* runtime.systemstack's windows (unwinder/systemstack_window.h): it sets g to g0 (amd64: the
+ * TLS slot; arm64: R28, then save_g) before it loads SP from g0.sched.sp, and to m.curg on the
+ * way back before it loads SP from curg.sched.sp. A sample in between reads a g whose stack SP
+ * is not on. Walked as on the stack SP is on:
+ *   switch in (g0, SP still curg's)        as on curg: systemstack's own frame by its pcsp,
+ *                                          then its caller F, as before g was set;
+ *   switch back (curg, SP on g0, where fn has returned)  as on g0: the systemstack
  *                                          crossing leads to curg (its frame record from Go
  *                                          1.21, curg.sched before; both intact until after
- *                                          the SP load). It used to end with end_of_chain. */
+ *                                          the SP load). It used to end with end_of_chain.
+ * arm64: inside save_g called from either window (LR its return site) too; save_g is frameless,
+ * so the walk goes on from LR into systemstack as from any leaf. */
 SB_INLINE void sb_systemstack_window(struct sb_unwind_state *st, const struct sb_regs *regs) {
   const struct sb_proc_info *pi = st->pi;
   sb_u64 pc = regs->pc;
-  int in_g0_window = pc >= pi->sstack_g0_lo && pc < pi->sstack_g0_hi;
-  int in_gp_window = pc >= pi->sstack_gp_lo && pc < pi->sstack_gp_hi;
+  int in_save_g = SB_ARM64(st) && pc >= pi->save_g_lo && pc < pi->save_g_hi;
+  int in_g0_window = (pc >= pi->sstack_g0_lo && pc < pi->sstack_g0_hi) || (in_save_g && regs->lr == pi->sstack_g0_lo + 4);
+  int in_gp_window = (pc >= pi->sstack_gp_lo && pc < pi->sstack_gp_hi) || (in_save_g && regs->lr == pi->sstack_gp_lo + 4);
   /* m.g0 is read lazily (sb_g0): with TLS g = m.curg it is not loaded yet, and a sample
    * outside both windows (nearly all) must not pay for that read. */
   if (!(in_g0_window || in_gp_window) || st->w->curg == 0 || sb_g0(st) == 0) return;
@@ -1415,7 +1418,7 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
     if (pi->gogo_gp_hi != 0 && st->w->curg != 0 &&
         (st->w->g == st->w->curg || (SB_ARM64(st) && st->w->g == st->w->g0)))
       sb_gogo_window(st, regs);
-    if (!SB_ARM64(st) && pi->sstack_g0_hi != 0) sb_systemstack_window(st, regs);
+    if (pi->sstack_g0_hi != 0) sb_systemstack_window(st, regs);
   }
   sb_u64 user_g = st->w->g == st->w->curg ? st->w->g : (st->w->on_g0 ? st->w->curg : 0);
   sb_name_goroutine(st, user_g);

@@ -267,22 +267,24 @@ struct sb_proc_info {
    * passes to mcall (park_m, gosched_m, exitsyscall0, ...), [lo, hi) as offsets from
    * text_start, beside mcall_sites[i]; hi 0: not decoded, no check. */
   struct sb_mcall_fn mcall_fns[SB_MAX_MCALL_SITES];
-  /* amd64 runtime.systemstack's windows (unwinder/systemstack_window.h), runtime addresses, 0:
-   * not decoded. [sstack_g0_lo, _hi): TLS g is already g0, SP still the goroutine's;
-   * [sstack_gp_lo, _hi): TLS g is m.curg again, SP still on g0. */
+  /* runtime.systemstack's windows (unwinder/systemstack_window.h), runtime addresses, 0: not
+   * decoded. [sstack_g0_lo, _hi): TLS g (arm64: R28) is already g0, SP still the goroutine's;
+   * [sstack_gp_lo, _hi): g is m.curg again, SP still on g0. arm64: each window opens with its
+   * BL save_g, so inside save_g with LR sstack_g0_lo + 4 or sstack_gp_lo + 4 the thread is in
+   * that window too. */
   sb_u64 sstack_g0_lo;
   sb_u64 sstack_g0_hi;
   sb_u64 sstack_gp_lo;
   sb_u64 sstack_gp_hi;
   /* arm64 gogo (unwinder/gogo_window.h; the gogo_* windows above hold arm64's too): LR is
    * gp's from gogo_lr_loaded on (before it, gobuf.lr in memory); gogo's BL save_g leaves LR
-   * at gogo_g0_lo + 4, so in runtime.save_g [gogo_save_g_lo, _hi) with that LR the thread is
-   * in the g0 window too. The caller of runtime.gogo is then in no register: gogo_callers
+   * at gogo_g0_lo + 4, so in runtime.save_g [save_g_lo, _hi) (arm64: from gogo's or
+   * systemstack's decoding, 0 else) with that LR the thread is in the g0 window too. The caller of runtime.gogo is then in no register: gogo_callers
    * names, for each function with a single call to runtime.gogo, its entry and that call's
    * return site (offsets from text_start), found from the BL at [SP] - 4 in its caller. */
   sb_u64 gogo_lr_loaded;
-  sb_u64 gogo_save_g_lo;
-  sb_u64 gogo_save_g_hi;
+  sb_u64 save_g_lo;
+  sb_u64 save_g_hi;
   sb_u32 ngogo_callers;
   sb_u32 pad_gogo;
   struct sb_gogo_caller gogo_callers[SB_MAX_GOGO_CALLERS];

@@ -1882,8 +1882,8 @@ class GogoArm64Test : public UnwindCoreArm64Test {
     info_.gogo_bp_loaded = kGogo + 0x14;
     info_.gogo_lr_loaded = kGogo + 0x18;
     info_.gogo_gp_hi = kGogo + 0x38;
-    info_.gogo_save_g_lo = kSaveG;
-    info_.gogo_save_g_hi = kSaveG + 0x20;
+    info_.save_g_lo = kSaveG;
+    info_.save_g_hi = kSaveG + 0x20;
     info_.gogo_callers[info_.ngogo_callers++] =
         sb_gogo_caller{static_cast<uint32_t>(kAllocFn - kText), static_cast<uint32_t>(kAllocFn + 0x50 - kText)};
     // main.f allocates its frame at +0x10 here (after its stack check's BL morestack at +8).
@@ -1962,6 +1962,78 @@ TEST_F(GogoArm64Test, GpWindowResumesAtSchedPcWithGobufLr) {
   auto other = Run(kGogo + 0x10, sp, junk_fp, kGogo + 0x8, kG);
   EXPECT_EQ(Frames(other), (std::vector<uint64_t>{kGogo + 0x10}));
   EXPECT_EQ(other.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+}
+
+// arm64 runtime.systemstack's windows (unwinder/systemstack_window.h), decoded at
+// kSystemstack (frame 0x20 from +4): BL gosave_systemstack_switch | +0x14 MOVD R5, R28 (g0) |
+// +0x18 BL save_g | MOVD gobuf_sp(R28), R3 | +0x20 MOVD R3, RSP | ... BL (R3) | MOVD g_m(R28),
+// R3 | +0x2c MOVD m_curg(R3), R28 | +0x30 BL save_g | MOVD gobuf_sp(R28), R0 | +0x38 MOVD R0,
+// RSP. F called systemstack, whose frame (SP ss_sp_) returns into F at kMainF + 0x90.
+class SystemstackWindowArm64Test : public UnwindCoreArm64Test {
+ protected:
+  void SetUp() override {
+    UnwindCoreArm64Test::SetUp();
+    info_.sstack_g0_lo = kSystemstack + 0x18;
+    info_.sstack_g0_hi = kSystemstack + 0x24;
+    info_.sstack_gp_lo = kSystemstack + 0x30;
+    info_.sstack_gp_hi = kSystemstack + 0x3c;
+    info_.save_g_lo = kSaveG;
+    info_.save_g_hi = kSaveG + 0x20;
+    GoFrame(ss_sp_, f_sp_ - 8, kMainF + 0x90);  // systemstack's frame record: into F
+    GoFrame(f_sp_, 0, kGoexit + 4);
+    SetSched(kG, ss_sp_, kSystemstackSwitch + 8, ss_sp_ - 8);  // gosave_systemstack_switch's save
+    mem_.Put64(g0_sp_, kMstart + 4);  // at g0.sched.sp: the fake return into mstart
+  }
+  const uint64_t ss_sp_ = kGStackHi - 0x300, f_sp_ = kGStackHi - 0x2e0, g0_sp_ = kG0StackHi - 0x40;
+  const std::vector<uint64_t> below_ = {kMainF + 0x90, kGoexit + 4};
+  static std::vector<uint64_t> With(std::vector<uint64_t> top, const std::vector<uint64_t>& rest) {
+    top.insert(top.end(), rest.begin(), rest.end());
+    return top;
+  }
+};
+
+// Switch in: R28 is g0, SP still the goroutine's: walked as on the goroutine (systemstack's
+// frame by SP, then F), named after it, not on g0; inside save_g (LR its return site) too.
+TEST_F(SystemstackWindowArm64Test, SwitchInWalksTheGoroutine) {
+  auto r = Run(kSystemstack + 0x1c, ss_sp_, ss_sp_ - 8, /*lr=*/kSystemstack + 0x1c, /*g_reg=*/kG0);
+  EXPECT_EQ(Frames(r), With({kSystemstack + 0x1c}, below_));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_FALSE(r.sample.flags & SB_SAMPLE_ON_G0);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_ATTEMPTS], 0u);  // nothing to cross
+  auto in_save_g = Run(kSaveG + 0x4, ss_sp_, ss_sp_ - 8, kSystemstack + 0x1c, kG0);
+  EXPECT_EQ(Frames(in_save_g), With({kSaveG + 0x4, kSystemstack + 0x1c}, below_));
+  EXPECT_FALSE(in_save_g.sample.flags & SB_SAMPLE_ON_G0);
+  // save_g called from elsewhere (gogo's) with g0 in R28 is not this window: on g0.
+  EXPECT_TRUE(Run(kSaveG + 0x4, ss_sp_, ss_sp_ - 8, kGogo + 0x8, kG0).sample.flags & SB_SAMPLE_ON_G0);
+  // Without the decoded window the walk took the thread for g0's and crossed a switch that
+  // had not happened yet (the same frames here, by luck of the save already being made).
+  info_.sstack_g0_hi = 0;
+  EXPECT_TRUE(Run(kSystemstack + 0x1c, ss_sp_, ss_sp_ - 8, kSystemstack + 0x1c, kG0).sample.flags & SB_SAMPLE_ON_G0);
+}
+
+// Switch back: R28 is m.curg again, SP still on g0 where fn returned: walked as on g0, the
+// systemstack crossing leads to F (curg.sched.bp before Go 1.25, the frame record after).
+TEST_F(SystemstackWindowArm64Test, SwitchBackWalksG0AndCrosses) {
+  auto r = Run(kSystemstack + 0x34, g0_sp_, kG0StackHi - 0x100, kSystemstack + 0x34, kG);
+  EXPECT_EQ(Frames(r), With({kSystemstack + 0x34}, below_));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_TRUE(r.sample.flags & SB_SAMPLE_ON_G0);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+  auto in_save_g = Run(kSaveG + 0x4, g0_sp_, kG0StackHi - 0x100, kSystemstack + 0x34, kG);
+  EXPECT_EQ(Frames(in_save_g), With({kSaveG + 0x4, kSystemstack + 0x34}, below_));
+  EXPECT_EQ(in_save_g.sample.stop_reason, SB_STOP_ROOT);
+  // Go 1.25+: no sched.bp recipe, R29 is still systemstack's record on the goroutine stack.
+  info_.flags = SB_PI_GO | SB_PI_HAS_OFFSETS;
+  auto newer = Run(kSystemstack + 0x34, g0_sp_, ss_sp_ - 8, kSystemstack + 0x34, kG);
+  EXPECT_EQ(Frames(newer), With({kSystemstack + 0x34}, below_));
+  EXPECT_EQ(newer.sample.stop_reason, SB_STOP_ROOT);
+  // Without the decoded window: walked as the goroutine's from g0's SP, a wrong whole stack
+  // (systemstack called by mstart), which is what this window's decoding is for.
+  info_.sstack_gp_hi = 0;
+  auto before = Run(kSystemstack + 0x34, g0_sp_, ss_sp_ - 8, kSystemstack + 0x34, kG);
+  EXPECT_EQ(Frames(before), (std::vector<uint64_t>{kSystemstack + 0x34, kMstart + 4}));
 }
 
 // arm64 morestack's save is checked in the text too: a BL elsewhere is not morestack's call.

@@ -2,7 +2,7 @@
 // release the project supports (1.19 installed; 1.21-1.27 from tools/fetch-go.sh) for amd64
 // and arm64 (cross-built), with symbols and stripped (-s -w), amd64 also as PIE:
 //   - the function every call site of runtime.mcall passes (unwinder/mcall_callees.h),
-//   - amd64 runtime.systemstack's two windows (unwinder/systemstack_window.h),
+//   - runtime.systemstack's two windows, arm64's included (unwinder/systemstack_window.h),
 //   - gogo's windows, arm64's included (unwinder/gogo_window.h),
 //   - systemstack's and asmcgocall's switched and direct paths (unwinder/switch_paths.h).
 // A release whose runtime code moved makes this fail.
@@ -104,7 +104,7 @@ std::vector<uint64_t> CheckMcallCallees(const Analyzed& a, int minor) {
   return entries;
 }
 
-void CheckSystemstack(const Analyzed& a) {
+void CheckSystemstack(const Analyzed& a, bool arm64) {
   const auto& w = a.facts->systemstack;
   ASSERT_TRUE(w.found) << w.why;
   auto fn = a.bin->go()->FindFuncByName("runtime.systemstack");
@@ -114,6 +114,29 @@ void CheckSystemstack(const Analyzed& a) {
   EXPECT_LT(w.g0_hi, w.gp_lo);
   EXPECT_LT(w.gp_lo, w.gp_hi);
   EXPECT_LE(w.gp_hi, fn->end);
+  sb_proc_info pi = MakeProcInfo(*a.facts, 0x1000, 0);
+  EXPECT_EQ(pi.sstack_gp_hi, w.gp_hi + 0x1000);
+  if (arm64) {
+    // Each window opens after MOVD Rn, R28 with BL runtime.save_g, and closes with MOVD Rn, RSP.
+    auto save_g = a.bin->go()->FindFuncByName("runtime.save_g");
+    ASSERT_TRUE(save_g);
+    EXPECT_EQ(w.save_g_lo, save_g->entry);
+    EXPECT_EQ(pi.save_g_lo, save_g->entry + 0x1000);
+    auto word = [&](uint64_t pc) {
+      uint32_t v = 0;
+      auto b = a.bin->elf().ReadVaddr(pc, 4);
+      if (b.ok()) std::memcpy(&v, b->data(), 4);
+      return v;
+    };
+    // g0: MOVD R5, R28 (ORR X28, XZR, Xm); curg: MOVD m_curg(Rn), R28 (LDR X28, [Xn, #imm]).
+    EXPECT_EQ(word(w.g0_lo - 4) & 0xFFE0FFFFu, 0xAA0003FCu) << std::hex << w.g0_lo << ": MOVD Rm, R28 before";
+    EXPECT_EQ(word(w.gp_lo - 4) & 0xFFC0001Fu, 0xF940001Cu) << std::hex << w.gp_lo << ": MOVD off(Rn), R28 before";
+    for (auto [lo, hi] : {std::pair{w.g0_lo, w.g0_hi}, std::pair{w.gp_lo, w.gp_hi}}) {
+      EXPECT_EQ(word(lo) & 0xFC000000u, 0x94000000u) << std::hex << lo << ": BL save_g first";
+      EXPECT_EQ(word(hi - 4) & 0xFFFFFC1Fu, 0x9100001Fu) << std::hex << hi << ": MOVD Rn, RSP last";
+    }
+    return;
+  }
   // Each window opens right after a store through FS (the TLS slot of g): the 0x64 prefix.
   for (uint64_t lo : {w.g0_lo, w.gp_lo}) {
     bool fs = false;
@@ -123,8 +146,6 @@ void CheckSystemstack(const Analyzed& a) {
     }
     EXPECT_TRUE(fs) << std::hex << lo;
   }
-  sb_proc_info pi = MakeProcInfo(*a.facts, 0x1000, 0);
-  EXPECT_EQ(pi.sstack_gp_hi, w.gp_hi + 0x1000);
 }
 
 // systemstack's and asmcgocall's switched path ends with its RET right before the direct path
@@ -225,7 +246,7 @@ void CheckToolchain(const std::string& go, int minor) {
       if (std::string(flavor) == "stripped") EXPECT_EQ(callees, plain_callees);
       CheckGogo(a, arm64);
       CheckSwitchPaths(a, arm64, minor);
-      if (!arm64) CheckSystemstack(a);
+      CheckSystemstack(a, arm64);
     }
   }
 }

@@ -49,6 +49,7 @@ mutations=(
   "goroutine_left (newstack's morebuf)|  long r = sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, mb_pc, mb_sp, SB_STOP_GOROUTINE_LEFT);|  long r = sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, mb_pc, mb_sp, SB_STOP_STALE_GOROUTINE);"
   "systemstack window (switch in)|  if (in_g0_window && st->w->g == st->w->g0 && sb_sp_in_stack(st, st->w->curg, regs->sp)) {|  if (0) {"
   "systemstack window (switch back)|  } else if (in_gp_window && st->w->g == st->w->curg && sb_sp_in_stack(st, st->w->g0, regs->sp)) {|  } else if (0) {"
+  "arm64 systemstack window (inside save_g)|  int in_save_g = SB_ARM64(st) && pc >= pi->save_g_lo && pc < pi->save_g_hi;|  int in_save_g = 0;"
   "arm64 gogo (caller of runtime.gogo)|    st->w->pc = site; /* a return address in the caller, whose SP is the sampled one */|    st->w->pc = ret;"
   "arm64 gogo (gobuf.lr before its load)|      (SB_ARM64(st) && pc < pi->gogo_lr_loaded && sb_read_u64(st, base + o->gobuf_lr, &lr))) {|      0) {"
   "frameless caller (SP step)|  if (kind == SB_FN_FRAMELESS_CALLER && !SB_ARM64(st) && w->sp != 0) w->exact_sp = 1;|"

@@ -41,6 +41,7 @@ PROG_STATE=$STATE  # the program's -state
 case $STATE in
 asyncpreempt) PROG_STATE=crash BREAK=${BREAK:-runtime.asyncPreempt2} ;;
 gogo-g0|gogo-gp) PROG_STATE=dropg GOGO_WINDOW=1 ;;  # channel handoffs: gogo at each, after park_m
+sstack-g0|sstack-gp) PROG_STATE=systemstack SSTACK_WINDOW=1 ;;  # large allocations: systemstack at each
 esac
 BREAK=${BREAK:-}
 if [ -n "${BINARY:-}" ]; then
@@ -53,6 +54,11 @@ GOVER=$(go_version)
 if [ -n "${GOGO_WINDOW:-}" ] && [ -z "$BREAK" ]; then  # the window's first instruction, from the code
 	a=$(gogo_window_addr "$BIN" "${STATE#gogo-}")
 	[ -n "$a" ] || die "$STATE: gogo's window not found in $BIN"
+	BREAK="*$a"
+fi
+if [ -n "${SSTACK_WINDOW:-}" ] && [ -z "$BREAK" ]; then
+	a=$(sstack_window_addr "$BIN" "${STATE#sstack-}")
+	[ -n "$a" ] || die "$STATE: systemstack's window not found in $BIN"
 	BREAK="*$a"
 fi
 if [ -n "$BREAK" ]; then command -v gdb-multiarch >/dev/null || die "BREAK needs gdb-multiarch"; fi

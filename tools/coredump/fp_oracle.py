@@ -17,9 +17,11 @@ sched.bp); runtime.systemstack_switch (the pc systemstack saves) is not a frame 
 The case's frames compared are its non-inlined ones. Exit 0 and a one-line summary if equal.
 
 --gobuf (with --core): for a thread stopped in runtime.gogo after it loaded the goroutine's SP
-(arm64 gogo's gp window: R29 and LR still the g0 side's, the gobuf not yet cleared): the stopped
-pc, then m.curg's saved context as Go's own traceback starts from it (sched.pc, sched.lr on
-arm64, then the frame-record chain from sched.bp), read from the core.
+(arm64 gogo's gp window: R29 and LR still the g0 side's, the gobuf not yet cleared) or in
+systemstack's way back before it loaded the goroutine's SP (arm64 systemstack's gp window): the
+stopped pc, then m.curg's saved context as Go's own traceback starts from it (sched.pc, sched.lr
+on arm64, then the frame-record chain from sched.bp; systemstack_switch, the pc systemstack
+saves, is not a frame of its own), read from the core.
 """
 import argparse
 import json
@@ -72,7 +74,8 @@ def main():
         core = classify.Core(a.core)
         lr = c.get("sched_lr") if cl["arch"] == "arm64" else None
         under = classify.fp_walk(core, {"pc": c["sched_pc"], "lr": lr, "fp": c.get("sched_bp") or 0}, syms=syms)
-        exp = named(syms, [int(th["pc"], 16)] + list(under))
+        exp = [e for e in named(syms, [int(th["pc"], 16)] + list(under))
+               if not e.replace(".abi0+", "+").startswith("runtime.systemstack_switch+")]  # systemstack's save: no frame of its own
         how = "stopped pc, then goroutine %s from its gobuf (sched.pc, sched.lr, chain from sched.bp)" % c["goid"]
     if not a.gobuf and not any(e.split("+")[0] in ROOTS for e in exp) and th.get("curg_pcs"):
         cut = next((i for i, e in enumerate(exp) if e.split("+")[0] in SWITCH), None)

@@ -10,9 +10,11 @@ STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso
 # systemstack-nested: a thread on g0 at the first instruction of systemstack's noswitch path (a
 # systemstack called on g0, here by the GC's markroot under the switched one: issue 13 session 11)
 # arm64 only, not in `all`: gogo-g0 / gogo-gp, a thread stopped (capture-arm64.sh's breakpoint)
-# in one of gogo's windows while it hands the M to a goroutine parked on a channel.
+# in one of gogo's windows while it hands the M to a goroutine parked on a channel;
+# sstack-g0 / sstack-gp, one stopped in one of systemstack's windows (g already g0, SP still
+# the goroutine's; g m.curg again, SP still on g0) while a goroutine allocates large objects.
 EXTRA_STATES="labels systemstack-nested"
-ARM64_EXTRA_STATES="gogo-g0 gogo-gp"
+ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
@@ -88,6 +90,15 @@ gogo_window_addr() {
 		take { print $2; exit }
 		w == "g0" && $4 == "CALL" && $5 ~ /^runtime\.save_g/ { take = 1 }
 		w == "gp" && $4 == "MOVD" && $5 == "R0," && $6 == "RSP" { take = 1 }'
+}
+
+# sstack_window_addr BIN g0|gp: arm64 runtime.systemstack's windows (unwinder/systemstack_window.cc
+# decodes the same points): the instruction after its first `CALL runtime.save_g` (g0: R28 is
+# g0, SP still the goroutine's) or its second (gp: R28 is m.curg again, SP still on g0).
+sstack_window_addr() {
+	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.systemstack(\.abi0)?$' "$1" | awk -v w="$2" '
+		take { print $2; exit }
+		$4 == "CALL" && $5 ~ /^runtime\.save_g/ { n++; if ((w == "g0" && n == 1) || (w == "gp" && n == 2)) take = 1 }'
 }
 
 # func_addr BIN SYMBOL: start address of a symbol (go tool nm).

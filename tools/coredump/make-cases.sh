@@ -14,7 +14,7 @@ states=("$@")
 must_cross() {  # the crossing a state proves, per arch
   case "$1/$arch" in
     leaf/*) echo leaf ;;
-    systemstack/*|labels/amd64|systemstack-nested/amd64) echo systemstack ;;
+    systemstack/*|labels/amd64|systemstack-nested/amd64|sstack-gp/arm64) echo systemstack ;;
     mcall-curg/*|dropg/amd64|gosched/amd64|gogo-g0/arm64) echo mcall ;;
     morestack/amd64) echo morestack ;;  # the arm64 capture sits in copystack: a named stop
     cgo/*) echo asmcgocall ;;
@@ -37,6 +37,8 @@ for state in "${states[@]}"; do
   case $state in  # the arm64 gogo windows (capture-arm64.sh's breakpoint from gogo's code)
     gogo-g0) desc=${desc:-"Stopped in arm64 gogo's g0 window at $(jq -r .stopped_pc "$meta") (the instruction after BL runtime.save_g: R28 is the next goroutine, SP still g0's, LR gogo's own pc), on an M that parked a goroutine through park_m. The caller of runtime.gogo (execute) is found from [SP] and the one BL gogo in execute (sb_proc_info.gogo_callers): the frame-record chain from R29 (classify.py) has the other g0 frames but not execute, Delve 1.20 repeats gogo; the goroutine is park_m's, named by its spill (Delve's frames for it agree)."} ;;
     gogo-gp) desc=${desc:-"Stopped in arm64 gogo's gp window at $(jq -r .stopped_pc "$meta") (the instruction after MOVD R0, RSP: SP is the goroutine's sched.sp, R29 and LR still the g0 side's, the gobuf not yet cleared). The goroutine is walked from sched.pc (exact), its caller from sched.lr, then its frame records from sched.bp: equal to Go's own starting point (tools/coredump/fp_oracle.py --gobuf); Delve 1.20 repeats gogo."} ;;
+    sstack-g0) desc=${desc:-"Stopped in arm64 systemstack's g0 window at $(jq -r .stopped_pc "$meta") (the instruction after its first BL runtime.save_g: R28 is g0, SP and R29 still the goroutine's), while a goroutine allocates large objects. Walked as on the goroutine (unwinder/systemstack_window.h): systemstack's frame, then its caller, named after m.curg and not on g0; before this window was decoded the thread was taken for g0's and the switch crossed before it happened. Oracle: the frame-record chain from R29 (tools/coredump/fp_oracle.py) and Delve."} ;;
+    sstack-gp) desc=${desc:-"Stopped in arm64 systemstack's gp window at $(jq -r .stopped_pc "$meta") (the instruction after its second BL runtime.save_g: R28 is m.curg again, SP still on g0 where fn returned). Walked as on g0, crossing systemstack to the goroutine; before this window was decoded the walk took g0's SP for the goroutine's and read the fake return into runtime.mstart at g0.sched.sp (a wrong stack counted whole). Oracle: the stopped pc, then the goroutine's gobuf (tools/coredump/fp_oracle.py --gobuf: the frame-record chain from sched.bp, systemstack's own record); Delve walks g0's SP as the old unwinder did."} ;;
   esac
   args=(coredump new --core "$core" --binary "$bin" --name "$name" --dir "$DIR" --state "$state"
         --description "$desc")
@@ -76,6 +78,11 @@ for state in "${states[@]}"; do
     # Delve 1.20 unwinds the thread from its registers: pc in gogo and LR gogo's own pc (the
     # BL save_g), so it repeats gogo; the goroutine's frames are checked with fp_oracle.py --gobuf.
     args+=(--accept-delve-difference "Delve repeats gogo (LR holds gogo's own pc after BL save_g); checked against the goroutine's gobuf instead (fp_oracle.py --gobuf)")
+  fi
+  if [[ $state/$arch == sstack-gp/arm64 ]]; then
+    # Delve 1.20 unwinds the thread from its registers: pc in systemstack, SP on g0, so the
+    # return address it reads there is g0's fake one into mstart; checked with fp_oracle.py --gobuf.
+    args+=(--accept-delve-difference "Delve walks systemstack's frame from g0's SP (R28 is m.curg again, SP not yet its): the fake return into runtime.mstart; checked against the goroutine's gobuf instead (fp_oracle.py --gobuf)")
   fi
   if [[ $state == cgocallback ]]; then
     # Delve 1.20 follows crosscall2's frame records, which from Go 1.21 on are two (the C stub
