@@ -87,8 +87,12 @@ std::vector<uint64_t> CheckMcallCallees(const Analyzed& a, int minor) {
     if (c.fn_end == 0) continue;
     callees.insert(NameAt(*a.bin, c.fn_entry));
     std::string caller = NameAt(*a.bin, c.site - 1);
-    if (caller == "runtime.gopark") EXPECT_EQ(NameAt(*a.bin, c.fn_entry), "runtime.park_m");
-    if (caller == "runtime.goexit1") EXPECT_EQ(NameAt(*a.bin, c.fn_entry), "runtime.goexit0");
+    if (caller == "runtime.gopark") {
+      EXPECT_EQ(NameAt(*a.bin, c.fn_entry), "runtime.park_m");
+    }
+    if (caller == "runtime.goexit1") {
+      EXPECT_EQ(NameAt(*a.bin, c.fn_entry), "runtime.goexit0");
+    }
   }
   for (const char* want : {"runtime.park_m", "runtime.gosched_m", "runtime.goexit0", "runtime.goyield_m",
                            "runtime.recovery", minor >= 26 ? "runtime.exitsyscallNoP" : "runtime.exitsyscall0",
@@ -187,7 +191,9 @@ void CheckSwitchPaths(const Analyzed& a, bool arm64, int minor) {
   // its entry SP (40(SP)). From Go 1.21 on asmcgocall has a frame record (PUSHQ BP first), the
   // saved SP is below it and not decoded (-1): the frame-pointer step keeps its caller there.
   // systemstack's direct path tail-calls and saves nothing.
-  if (!arm64) EXPECT_EQ(a.facts->asmcgocall_paths.entry_sp_slot, minor == 19 ? 40 : -1);
+  if (!arm64) {
+    EXPECT_EQ(a.facts->asmcgocall_paths.entry_sp_slot, minor == 19 ? 40 : -1);
+  }
   EXPECT_EQ(a.facts->systemstack_paths.entry_sp_slot, -1);
   sb_proc_info pi = MakeProcInfo(*a.facts, 0x1000, 0);
   EXPECT_EQ(pi.acgo_entry_sp_slot, arm64 ? 0u : static_cast<uint32_t>(a.facts->asmcgocall_paths.entry_sp_slot + 1));
@@ -243,7 +249,9 @@ void CheckToolchain(const std::string& go, int minor) {
       ASSERT_TRUE(a.facts);
       auto callees = CheckMcallCallees(a, minor);
       if (std::string(flavor) == "plain") plain_callees = callees;
-      if (std::string(flavor) == "stripped") EXPECT_EQ(callees, plain_callees);
+      if (std::string(flavor) == "stripped") {
+        EXPECT_EQ(callees, plain_callees);
+      }
       CheckGogo(a, arm64);
       CheckSwitchPaths(a, arm64, minor);
       CheckSystemstack(a, arm64);
