@@ -279,9 +279,10 @@ struct sb_proc_info {
   /* arm64 gogo (unwinder/gogo_window.h; the gogo_* windows above hold arm64's too): LR is
    * gp's from gogo_lr_loaded on (before it, gobuf.lr in memory); gogo's BL save_g leaves LR
    * at gogo_g0_lo + 4, so in runtime.save_g [save_g_lo, _hi) (arm64: from gogo's or
-   * systemstack's decoding, 0 else) with that LR the thread is in the g0 window too. The caller of runtime.gogo is then in no register: gogo_callers
-   * names, for each function with a single call to runtime.gogo, its entry and that call's
-   * return site (offsets from text_start), found from the BL at [SP] - 4 in its caller. */
+   * systemstack's decoding, 0 else) with that LR the thread is in the g0 window too. The
+   * caller of runtime.gogo is then in no register: gogo_callers names, for each function
+   * with a single call to runtime.gogo, its entry and that call's return site (offsets from
+   * text_start), found from the BL at [SP] - 4 in its caller. */
   sb_u64 gogo_lr_loaded;
   sb_u64 save_g_lo;
   sb_u64 save_g_hi;
