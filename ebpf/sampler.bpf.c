@@ -123,9 +123,10 @@ static __always_inline void report_unknown(__u32 tgid, struct task_struct *task)
 }
 
 /* The benchmark modes: times one baseline walk of the sample's stack (fp_walk_baseline.h): the
- * plain frame-pointer walk (floor 0) or the floor under any goroutine-aware unwinder (1). */
-static __always_inline void time_baseline(struct sb_counters *cnt, const struct sb_proc_info *pi,
-                                          const struct sb_regs *r, int floor) {
+ * plain frame-pointer walk (floor 0) or the floor under any goroutine-aware unwinder (1).
+ * Returns the walk's time; *frames_out its frames. */
+static __always_inline __u64 time_baseline(struct sb_counters *cnt, const struct sb_proc_info *pi,
+                                           const struct sb_regs *r, int floor, __u32 *frames_out) {
   __u64 goid = 0, t0 = bpf_ktime_get_ns();
   /* Only the walk is timed: its counters are written after the clock is read (the unwinder's
    * own counting is part of its work, this bookkeeping is not part of the walk's). */
@@ -138,6 +139,23 @@ static __always_inline void time_baseline(struct sb_counters *cnt, const struct 
     cnt->fp_walk_frames += frames + 1;
     cnt->fp_walk_ns += ns;
   }
+  *frames_out = frames + 1;
+  return ns;
+}
+
+/* --compare-fp-walk: the sample's two walks under where it was taken (enum sb_cmp_kind). */
+static __always_inline void count_by_kind(struct sb_counters *cnt, const struct sb_sample *s, __u64 unwind_ns,
+                                          __u64 fp_ns, __u32 fp_frames) {
+  __u32 kind = !(s->flags & SB_SAMPLE_ON_G0)                  ? SB_CMP_GOROUTINE
+               : (s->crossed & (1u << SB_CROSS_MORESTACK)) ? SB_CMP_G0_MORESTACK
+                                                             : SB_CMP_G0_OTHER;
+  if (kind >= SB_CMP_KINDS) return;
+  __u64 *c = cnt->cmp[kind];
+  c[SB_CMP_SAMPLES]++;
+  c[SB_CMP_UNWIND_NS] += unwind_ns;
+  c[SB_CMP_UNWIND_FRAMES] += s->nframes;
+  c[SB_CMP_FP_NS] += fp_ns;
+  c[SB_CMP_FP_FRAMES] += fp_frames;
 }
 
 SEC("perf_event")
@@ -194,15 +212,18 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
    * the stack warm: its time is not the comparison's). Two walks per sample in either mode: a
    * third would find the stack warm more often and change what the figures mean. */
   int plain_first = s->time_ns & 1;
+  __u64 fp_ns = 0;
+  __u32 fp_frames = 0, floor_frames = 0;
   if (compare_fp_walk == 2) {
-    time_baseline(cnt, pi, &r, !plain_first);
-    time_baseline(cnt, pi, &r, plain_first);
+    time_baseline(cnt, pi, &r, !plain_first, &floor_frames);
+    time_baseline(cnt, pi, &r, plain_first, &floor_frames);
   } else if (compare_fp_walk == 1 && plain_first) {
-    time_baseline(cnt, pi, &r, 0);
+    fp_ns = time_baseline(cnt, pi, &r, 0, &fp_frames);
   }
   __u64 t0 = bpf_ktime_get_ns();
   sb_unwind(pi, s, cnt, 0, &r);
-  cnt->unwind_ns += bpf_ktime_get_ns() - t0;
+  __u64 unwind_ns = bpf_ktime_get_ns() - t0;
+  cnt->unwind_ns += unwind_ns;
   cnt->unwind_frames += s->nframes;
   /* The labels of the goroutine the sample is labelled with (after a crossing: the crossed
    * one); none without a goroutine. */
@@ -212,7 +233,8 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
     cnt->labels_ns += bpf_ktime_get_ns() - l0;
   }
   if (s->labels.status < SB_LABELS_MAX) cnt->labels[s->labels.status]++;
-  if (compare_fp_walk == 1 && !plain_first) time_baseline(cnt, pi, &r, 0);
+  if (compare_fp_walk == 1 && !plain_first) fp_ns = time_baseline(cnt, pi, &r, 0, &fp_frames);
+  if (compare_fp_walk == 1) count_by_kind(cnt, s, unwind_ns, fp_ns, fp_frames);
 
   read_kernel_stack(ctx, &rec->kernel);
 

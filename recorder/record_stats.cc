@@ -57,6 +57,16 @@ nlohmann::json StatsToJson(const RecordStats& s) {
     j["bpf"]["floor_ns"] = s.floor_ns;
     j["bpf"]["floor_frames"] = s.floor_frames;
   }
+  if (!s.compare_by_kind.empty()) {
+    nlohmann::json by = nlohmann::json::object();
+    for (const auto& [kind, c] : s.compare_by_kind)
+      by[kind] = {{"samples", c.samples},
+                  {"unwind_ns", c.unwind_ns},
+                  {"unwind_frames", c.unwind_frames},
+                  {"fp_walk_ns", c.fp_walk_ns},
+                  {"fp_walk_frames", c.fp_walk_frames}};
+    j["bpf"]["compare_by_kind"] = by;
+  }
   return j;
 }
 
@@ -116,6 +126,17 @@ std::string StatsSummary(const RecordStats& s) {
           static_cast<double>(s.fp_walk_ns) / n, static_cast<double>(s.fp_walk_frames) / n,
           static_cast<double>(s.unwind_frames) / n,
           static_cast<double>(s.unwind_ns) / static_cast<double>(s.fp_walk_ns));
+    for (const auto& [kind, c] : s.compare_by_kind) {
+      if (c.samples == 0 || c.fp_walk_ns == 0) continue;
+      double k = static_cast<double>(c.samples);
+      out += fmt::format(
+          "  {:<13} {:5.1f}% of samples: unwinder {:.0f} ns ({:.1f} frames), plain walk {:.0f} ns ({:.1f} frames),"
+          " {:.2f}x; {:.1f}% of the unwinder's time\n",
+          kind, 100.0 * k / n, static_cast<double>(c.unwind_ns) / k, static_cast<double>(c.unwind_frames) / k,
+          static_cast<double>(c.fp_walk_ns) / k, static_cast<double>(c.fp_walk_frames) / k,
+          static_cast<double>(c.unwind_ns) / static_cast<double>(c.fp_walk_ns),
+          s.unwind_ns ? 100.0 * static_cast<double>(c.unwind_ns) / static_cast<double>(s.unwind_ns) : 0.0);
+    }
   }
   if (!s.labels.empty()) {
     std::string parts;

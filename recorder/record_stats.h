@@ -30,6 +30,16 @@ struct CrossingStats {
   uint64_t stopped = 0;
 };
 
+// --compare-fp-walk: both walks on the samples taken in one place (sb_cmp_kind: a goroutine's
+// own stack, g0 crossed by morestack, g0 otherwise).
+struct WalkComparison {
+  uint64_t samples = 0;
+  uint64_t unwind_ns = 0;
+  uint64_t unwind_frames = 0;
+  uint64_t fp_walk_ns = 0;
+  uint64_t fp_walk_frames = 0;
+};
+
 struct RecordStats {
   double duration_s = 0;
   int frequency_hz = 0;
@@ -53,6 +63,9 @@ struct RecordStats {
   uint64_t fp_walk_frames = 0;
   uint64_t floor_ns = 0;       // --compare-fp-walk: that walk plus the reads naming the goroutine
   uint64_t floor_frames = 0;
+  // --compare-fp-walk: the two walks by where the sample was taken ("goroutine",
+  // "g0_morestack", "g0_other"); empty otherwise.
+  std::map<std::string, WalkComparison> compare_by_kind;
   uint64_t pcsp_lookups = 0;     // pcsp values the BPF unwinder looked up
   uint64_t pcsp_cache_hits = 0;  // of which its per-CPU cache answered
   // Goroutine pprof labels: samples by how their labels were read (LabelsStatusName), and the

@@ -37,6 +37,13 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.fp_walk_frames = c.fp_walk_frames;
   st.floor_ns = c.floor_ns;
   st.floor_frames = c.floor_frames;
+  if (c.fp_walk_ns > 0 && c.floor_ns == 0) {  // --compare-fp-walk
+    static constexpr const char* kKinds[SB_CMP_KINDS] = {"goroutine", "g0_morestack", "g0_other"};
+    for (int i = 0; i < SB_CMP_KINDS; i++)
+      st.compare_by_kind[kKinds[i]] = {c.cmp[i][SB_CMP_SAMPLES], c.cmp[i][SB_CMP_UNWIND_NS],
+                                       c.cmp[i][SB_CMP_UNWIND_FRAMES], c.cmp[i][SB_CMP_FP_NS],
+                                       c.cmp[i][SB_CMP_FP_FRAMES]};
+  }
   st.labels_ns = c.labels_ns;
   st.pcsp_lookups = c.pcsp_lookups;
   st.pcsp_cache_hits = c.pcsp_cache_hits;

@@ -252,6 +252,8 @@ sb_counters BpfSampler::Counters() const {
     for (int i = 0; i < SB_STOP_MAX; i++) total.stop[i] += c.stop[i];
     for (int i = 0; i < SB_CROSS_MAX; i++)
       for (int k = 0; k < 3; k++) total.crossing[i][k] += c.crossing[i][k];
+    for (int i = 0; i < SB_CMP_KINDS; i++)
+      for (int k = 0; k < SB_CMP_FIELDS; k++) total.cmp[i][k] += c.cmp[i][k];
   }
   return total;
 }

@@ -393,6 +393,17 @@ struct sb_sample {
 };
 
 /* Counters kept by the unwinder (per CPU in BPF, per run on the host). */
+/* --compare-fp-walk: both walks' time and frames by where the sample was taken, so that a
+ * workload's ratio can be read by what the unwinder does there and the plain walk does not (on
+ * g0 the plain walk ends at the g0 stack's end; the unwinder crosses into the goroutine). */
+enum sb_cmp_kind {
+  SB_CMP_GOROUTINE = 0, /* not on g0: a goroutine's own stack (and the rare gsignal sample) */
+  SB_CMP_G0_MORESTACK,  /* on g0, crossed by morestack: a goroutine growing its stack */
+  SB_CMP_G0_OTHER,      /* on g0 otherwise: systemstack, mcall, the scheduler, ... */
+  SB_CMP_KINDS
+};
+enum sb_cmp_field { SB_CMP_SAMPLES = 0, SB_CMP_UNWIND_NS, SB_CMP_UNWIND_FRAMES, SB_CMP_FP_NS, SB_CMP_FP_FRAMES, SB_CMP_FIELDS };
+
 struct sb_counters {
   /* Laid out by which cache line a sample writes (the per-CPU array's value starts on a line,
    * measured), so that a sample writes as few lines as it can. (Session 13: this and the
@@ -420,6 +431,7 @@ struct sb_counters {
   sb_u64 fp_walk_frames;  /*   samples, and the frames it found */
   sb_u64 floor_ns;        /* --compare-floor: the plain walk plus the reads naming the goroutine */
   sb_u64 floor_frames;    /*   (sb_fp_walk_floor), on the same samples, and its frames */
+  sb_u64 cmp[SB_CMP_KINDS][SB_CMP_FIELDS]; /* --compare-fp-walk: the above by enum sb_cmp_kind */
 };
 SB_STATIC_ASSERT(__builtin_offsetof(struct sb_counters, stop) + SB_STOP_ROOT * 8 < 64,
                  "sb_counters: stop[ROOT] off line 0");

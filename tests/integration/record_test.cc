@@ -294,6 +294,19 @@ TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
       EXPECT_EQ(fj["bpf"].value("floor_frames", int64_t{-1}), fj["bpf"].value("fp_walk_frames", int64_t{-2}));
     } else {
       EXPECT_FALSE(fj["bpf"].contains("floor_ns")) << fj["bpf"].dump();
+      // The walks by where the sample was taken add up to the totals, and a spinning goroutine
+      // is sampled on its own stack (sysmon and the GC's workers give the rest, on g0).
+      const auto& by = fj["bpf"]["compare_by_kind"];
+      ASSERT_TRUE(by.is_object() && by.size() == 3) << fj["bpf"].dump();
+      for (const char* field : {"unwind_ns", "unwind_frames", "fp_walk_ns", "fp_walk_frames"}) {
+        int64_t sum = 0;
+        for (const auto& [kind, c] : by.items()) sum += c.value(field, int64_t{0});
+        EXPECT_EQ(sum, fj["bpf"].value(field, int64_t{-1})) << field << ": " << fj["bpf"].dump();
+      }
+      int64_t samples = 0;
+      for (const auto& [kind, c] : by.items()) samples += c.value("samples", int64_t{0});
+      EXPECT_EQ(samples, fj["bpf"].value("unwound", int64_t{-1}));
+      EXPECT_GE(by["goroutine"].value("samples", int64_t{0}), samples * 8 / 10) << by.dump();
     }
   }
   std::string err;

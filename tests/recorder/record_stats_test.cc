@@ -41,6 +41,32 @@ TEST(RecordStats, SummaryNamesStopReasonsAndShare) {
   EXPECT_NE(s.find("pid 42"), std::string::npos) << s;
 }
 
+// --compare-fp-walk: the two walks by where the sample was taken, in the JSON as counted and in
+// the summary as per-sample figures, the ratio and the share of the unwinder's time.
+TEST(RecordStats, CompareByKindIsReportedPerSample) {
+  RecordStats st = Example();
+  EXPECT_FALSE(StatsToJson(st)["bpf"].contains("compare_by_kind"));  // not a benchmark run
+  st.unwound = 100;
+  st.unwind_ns = 500000;
+  st.unwind_frames = 1000;
+  st.fp_walk_ns = 200000;
+  st.fp_walk_frames = 600;
+  st.compare_by_kind["goroutine"] = {80, 240000, 640, 192000, 560};
+  st.compare_by_kind["g0_morestack"] = {20, 260000, 360, 8000, 40};
+  auto j = StatsToJson(st);
+  EXPECT_EQ(j["bpf"]["compare_by_kind"]["g0_morestack"]["unwind_ns"], 260000);
+  EXPECT_EQ(j["bpf"]["compare_by_kind"]["goroutine"]["fp_walk_frames"], 560);
+  std::string s = StatsSummary(st);
+  EXPECT_NE(s.find("the unwinder costs 2.50x"), std::string::npos) << s;
+  EXPECT_NE(s.find("g0_morestack   20.0% of samples: unwinder 13000 ns (18.0 frames), plain walk 400 ns (2.0 frames),"
+                   " 32.50x; 52.0% of the unwinder's time"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("goroutine      80.0% of samples: unwinder 3000 ns (8.0 frames), plain walk 2400 ns (7.0 frames), 1.25x"),
+            std::string::npos)
+      << s;
+}
+
 TEST(RecordStats, AProcessThatRanExecSaysSo) {
   RecordStats st = Example();
   st.processes[0].exited = true;

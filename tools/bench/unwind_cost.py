@@ -15,7 +15,10 @@ and the medians printed:
   per frame   (unwind_ns / unwind_frames) / (fp_walk_ns / fp_walk_frames)
   per sample  unwind_ns / fp_walk_ns
 and, per workload, the median over the versions (the issue's goal: at most 2x per frame and 3x
-per sample). With FLOOR=1 (the default) every configuration is also recorded with
+per sample), and the mixed workload by where its samples were taken (a goroutine's own stack;
+g0 crossed by morestack; g0 otherwise: `bpf.compare_by_kind` of --stats): on g0 the plain walk
+ends at the g0 stack's end while the unwinder crosses into the goroutine, so the two walks do
+the same work only on a goroutine's own stack. With FLOOR=1 (the default) every configuration is also recorded with
 `--compare-floor`: the floor (the plain walk plus the reads that name the goroutine: TLS g, g.m
 and goid, m.curg; what any goroutine-aware unwinder reads at least) timed against the plain
 walk the same way, in its own recordings, so the unwinder/plain figures keep their meaning:
@@ -103,11 +106,49 @@ def ratios(bpf):
         return None
     n = bpf["unwound"]
     lookups = bpf.get("pcsp_lookups", 0)
-    return {"per_frame": (un / uf) / (fn / ff), "per_sample": un / fn, "unwind_ns_frame": un / uf,
-            "fp_ns_frame": fn / ff, "unwind_ns_sample": un / n, "fp_ns_sample": fn / n,
-            "frames": uf / n, "fp_frames": ff / n,
-            # the sampler's per-CPU pcsp cache (binaries before session 9 report none)
-            "pcsp_per_sample": lookups / n, "pcsp_hits": bpf.get("pcsp_cache_hits", 0) / lookups if lookups else 0}
+    r = {"per_frame": (un / uf) / (fn / ff), "per_sample": un / fn, "unwind_ns_frame": un / uf,
+         "fp_ns_frame": fn / ff, "unwind_ns_sample": un / n, "fp_ns_sample": fn / n,
+         "frames": uf / n, "fp_frames": ff / n,
+         # the sampler's per-CPU pcsp cache (binaries before session 9 report none)
+         "pcsp_per_sample": lookups / n, "pcsp_hits": bpf.get("pcsp_cache_hits", 0) / lookups if lookups else 0}
+    # Where the samples were taken (binaries before session 18 report none): per kind, its share
+    # of the samples and of the unwinder's time, and both walks per sample.
+    for kind, c in bpf.get("compare_by_kind", {}).items():
+        k = c["samples"]
+        if k and c["fp_walk_ns"]:
+            r["kind_" + kind] = {"share": k / n, "time_share": c["unwind_ns"] / un, "unwind_ns": c["unwind_ns"] / k,
+                                 "frames": c["unwind_frames"] / k, "fp_ns": c["fp_walk_ns"] / k,
+                                 "fp_frames": c["fp_walk_frames"] / k, "per_sample": c["unwind_ns"] / c["fp_walk_ns"]}
+    return r
+
+
+KINDS = (("goroutine", "a goroutine's own stack"), ("g0_morestack", "g0, crossed by morestack"),
+         ("g0_other", "g0, otherwise"))
+
+
+def print_by_kind(results, b, configs, versions, med):
+    """The mixed workload by where its samples were taken (record --stats bpf.compare_by_kind):
+    on g0 the plain walk ends at the g0 stack's end while the unwinder goes on through the
+    goroutine's stack, so the per-sample ratio is read best kind by kind."""
+    rows = []
+    for v, label, _ in configs:
+        rs = [r for r in results[(b, v, label)] if any(k.startswith("kind_") for k in r)]
+        if not label.startswith("mixed") or not rs:
+            continue
+        for kind, desc in KINDS:
+            ks = [r["kind_" + kind] for r in rs if "kind_" + kind in r]
+            if ks:
+                rows.append((v, desc, ks))
+    if not rows:
+        return
+    print("\nThe mixed workload by where the samples were taken (medians of the rounds; per sample):\n")
+    print("| Go | taken on | share of samples | unwinder ns (frames) | plain walk ns (frames) | unwinder / plain walk "
+          "| share of the unwinder's time |")
+    print("|---|---|---|---|---|---|---|")
+    for v, desc, ks in rows:
+        print(f"| {v} | {desc} | {100 * med(ks, 'share'):.1f}% | {med(ks, 'unwind_ns'):.0f} ({med(ks, 'frames'):.1f}) | "
+              f"{med(ks, 'fp_ns'):.0f} ({med(ks, 'fp_frames'):.1f}) | {med(ks, 'per_sample'):.2f}x | "
+              f"{100 * med(ks, 'time_share'):.1f}% |")
 
 
 def main():
@@ -205,6 +246,7 @@ def main():
                 ps = statistics.median(med(rs, "per_sample") for rs in per)
                 print(f"| {label} | {pf:.2f}x {'met' if pf <= 2 else 'not met'} | "
                       f"{ps:.2f}x {'met' if ps <= 3 else 'not met'} | {len(per)} |")
+            print_by_kind(results, b, configs, versions, med)
             allr = [r for (bb, _, _), rs in results.items() if bb == b for r in rs]
             if allr:
                 print(f"\nOver all recordings: per frame {med(allr, 'per_frame'):.2f}x, per sample "

@@ -155,7 +155,8 @@ void AddRecordCommand(CLI::App& app, Runner* run) {
       ->check(CLI::Range(1, SB_MAX_FRAMES));
   cmd->add_flag("--compare-fp-walk", args->compare_fp_walk,
                 "benchmark: also time a plain frame-pointer walk of every sample in BPF and report\n"
-                "its cost next to the unwinder's (in the summary and --stats)");
+                "its cost next to the unwinder's (in the summary and --stats), also by where the\n"
+                "sample was taken: a goroutine's own stack, g0 crossed by morestack, g0 otherwise");
   cmd->add_flag("--compare-floor", args->compare_floor,
                 "benchmark: time the floor instead of the unwinder against the plain walk: that walk\n"
                 "plus the reads that name the goroutine (TLS g, g.m and goid, m.curg), the least a\n"
