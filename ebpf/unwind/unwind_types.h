@@ -392,7 +392,6 @@ struct sb_sample {
   sb_u64 frames[SB_MAX_FRAMES];
 };
 
-/* Counters kept by the unwinder (per CPU in BPF, per run on the host). */
 /* --compare-fp-walk: both walks' time and frames by where the sample was taken, so that a
  * workload's ratio can be read by what the unwinder does there and the plain walk does not (on
  * g0 the plain walk ends at the g0 stack's end; the unwinder crosses into the goroutine). */
@@ -404,6 +403,7 @@ enum sb_cmp_kind {
 };
 enum sb_cmp_field { SB_CMP_SAMPLES = 0, SB_CMP_UNWIND_NS, SB_CMP_UNWIND_FRAMES, SB_CMP_FP_NS, SB_CMP_FP_FRAMES, SB_CMP_FIELDS };
 
+/* Counters kept by the unwinder (per CPU in BPF, per run on the host). */
 struct sb_counters {
   /* Laid out by which cache line a sample writes (the per-CPU array's value starts on a line,
    * measured), so that a sample writes as few lines as it can. (Session 13: this and the
