@@ -32,7 +32,8 @@ Environment: VERSIONS (default "1.19 1.23 1.27"; 1.21+ from tools/fetch-go.sh), 
   (default "16 64 128"), ROUNDS (default 3), SECONDS_PER_RUN (default 3), FREQ (default 999),
   MAX_FRAMES (default 256: the depth-128 stack, 132 frames, stays whole), MIXED (default 1:
   also mode=all), FLOOR (default 1, see above), OUT=FILE also writes every run as JSON lines,
-  BEFORE (see above).
+  BEFORE (see above), ALLOW_BUSY=1 (start even when the CPUs are over 25% busy beforehand; by
+  default the run refuses: a forgotten workload once raised a run's depth-16 ratios by a third).
 About (versions x (depths + mixed) x rounds x (SECONDS_PER_RUN + 2)) seconds: 2 minutes with the
 defaults, plus the builds.
 """
@@ -98,6 +99,19 @@ def record(switchback, demo, args, secs, freq, max_frames, compare, scratch, nam
         except subprocess.TimeoutExpired:
             wl.kill()
             wl.wait()
+
+
+def cpu_busy(secs=1.0):
+    """The share of all CPUs' time spent outside idle over secs (/proc/stat), before the run: a
+    benchmark started beside other work (a forgotten workload, a build) measures that work too."""
+    def snap():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + (v[4] if len(v) > 4 else 0)  # total, idle + iowait
+    t0, i0 = snap()
+    time.sleep(secs)
+    t1, i1 = snap()
+    return 1 - (i1 - i0) / (t1 - t0) if t1 > t0 else 0.0
 
 
 def ratios(bpf):
@@ -168,6 +182,13 @@ def main():
     out = open(os.environ["OUT"], "a") if os.environ.get("OUT") else None
     floor = os.environ.get("FLOOR", "1") == "1"
 
+    busy = cpu_busy()
+    if busy > 0.25:
+        msg = (f"unwind_cost: the CPUs were {100 * busy:.0f}% busy before the run (something else is running): "
+               "the ratios will be noisier")
+        if os.environ.get("ALLOW_BUSY") != "1":
+            die(msg + "; stop it, or set ALLOW_BUSY=1")
+        print(msg, file=sys.stderr)
     binaries = [("after", switchback)]
     if os.environ.get("BEFORE"):
         binaries.append(("before", os.environ["BEFORE"]))
