@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+from quiet_machine import require_quiet
+
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -83,6 +85,7 @@ def main():
     switchback = os.environ.get("SWITCHBACK", os.path.join(build, "tools/switchback"))
     if os.geteuid() != 0:
         die("needs root (BPF)")
+    require_quiet("lefthook_live")
     lefthook = os.environ.get("LEFTHOOK", os.path.join(ROOT, ".cache/lefthook/lefthook-linux-x64"))
     if not os.access(lefthook, os.X_OK):
         subprocess.run([os.path.join(ROOT, "tools/fetch-lefthook.sh")], check=True)

@@ -47,6 +47,8 @@ import sys
 import tempfile
 import time
 
+from quiet_machine import require_quiet
+
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -99,19 +101,6 @@ def record(switchback, demo, args, secs, freq, max_frames, compare, scratch, nam
         except subprocess.TimeoutExpired:
             wl.kill()
             wl.wait()
-
-
-def cpu_busy(secs=1.0):
-    """The share of all CPUs' time spent outside idle over secs (/proc/stat), before the run: a
-    benchmark started beside other work (a forgotten workload, a build) measures that work too."""
-    def snap():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return sum(v), v[3] + (v[4] if len(v) > 4 else 0)  # total, idle + iowait
-    t0, i0 = snap()
-    time.sleep(secs)
-    t1, i1 = snap()
-    return 1 - (i1 - i0) / (t1 - t0) if t1 > t0 else 0.0
 
 
 def ratios(bpf):
@@ -182,13 +171,7 @@ def main():
     out = open(os.environ["OUT"], "a") if os.environ.get("OUT") else None
     floor = os.environ.get("FLOOR", "1") == "1"
 
-    busy = cpu_busy()
-    if busy > 0.25:
-        msg = (f"unwind_cost: the CPUs were {100 * busy:.0f}% busy before the run (something else is running): "
-               "the ratios will be noisier")
-        if os.environ.get("ALLOW_BUSY") != "1":
-            die(msg + "; stop it, or set ALLOW_BUSY=1")
-        print(msg, file=sys.stderr)
+    require_quiet("unwind_cost")
     binaries = [("after", switchback)]
     if os.environ.get("BEFORE"):
         binaries.append(("before", os.environ["BEFORE"]))
