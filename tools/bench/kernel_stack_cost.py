@@ -10,6 +10,10 @@ Usage (root): tools/bench/kernel_stack_cost.py [BUILD_DIR]   env REPEAT=5 SECOND
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
+from quiet_machine import require_quiet
+
+require_quiet("kernel_stack_cost")
+
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 sb, wl = f"{build}/tools/switchback", f"{build}/testdata/syswrite"
 repeat, secs = int(os.environ.get("REPEAT", 5)), int(os.environ.get("SECONDS_PER_RUN", 5))

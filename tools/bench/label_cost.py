@@ -8,6 +8,10 @@ medians. Usage (root): tools/bench/label_cost.py [BUILD_DIR]   env REPEAT=5 SECO
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
+from quiet_machine import require_quiet
+
+require_quiet("label_cost")
+
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 sb, wl = f"{build}/tools/switchback", f"{build}/testdata/labels"
 repeat, secs = int(os.environ.get("REPEAT", 5)), int(os.environ.get("SECONDS_PER_RUN", 5))
