@@ -18,7 +18,8 @@ and, per workload, the median over the versions (the issue's goal: at most 2x pe
 per sample), and the mixed workload by where its samples were taken (a goroutine's own stack;
 g0 crossed by morestack; g0 otherwise: `bpf.compare_by_kind` of --stats): on g0 the plain walk
 ends at the g0 stack's end while the unwinder crosses into the goroutine, so the two walks do
-the same work only on a goroutine's own stack. With FLOOR=1 (the default) every configuration is also recorded with
+the same work only on a goroutine's own stack. With FLOOR=1 (the default) every configuration
+is also recorded with
 `--compare-floor`: the floor (the plain walk plus the reads that name the goroutine: TLS g, g.m
 and goid, m.curg; what any goroutine-aware unwinder reads at least) timed against the plain
 walk the same way, in its own recordings, so the unwinder/plain figures keep their meaning:
@@ -129,7 +130,7 @@ KINDS = (("goroutine", "a goroutine's own stack"), ("g0_morestack", "g0, crossed
          ("g0_other", "g0, otherwise"))
 
 
-def print_by_kind(results, b, configs, versions, med):
+def print_by_kind(results, b, configs, med):
     """The mixed workload by where its samples were taken (record --stats bpf.compare_by_kind):
     on g0 the plain walk ends at the g0 stack's end while the unwinder goes on through the
     goroutine's stack, so the per-sample ratio is read best kind by kind."""
@@ -250,7 +251,7 @@ def main():
                 ps = statistics.median(med(rs, "per_sample") for rs in per)
                 print(f"| {label} | {pf:.2f}x {'met' if pf <= 2 else 'not met'} | "
                       f"{ps:.2f}x {'met' if ps <= 3 else 'not met'} | {len(per)} |")
-            print_by_kind(results, b, configs, versions, med)
+            print_by_kind(results, b, configs, med)
             allr = [r for (bb, _, _), rs in results.items() if bb == b for r in rs]
             if allr:
                 print(f"\nOver all recordings: per frame {med(allr, 'per_frame'):.2f}x, per sample "
