@@ -153,7 +153,7 @@ void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, const std:
   if (f->arch == sym::Arch::kAmd64) {
     for (const char* name : kAmd64SignalRestorers) {
       if (auto fn = go.FindFuncByName(name)) {
-        f->ranges.push_back(FuncRange{name, fn->entry, fn->end, SB_FN_SIGRETURN});
+        f->ranges.push_back(FuncRange{name, fn->entry, fn->end, SB_FN_SIGRETURN, 0, ""});
         break;
       }
     }

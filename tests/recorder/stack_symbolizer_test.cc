@@ -70,7 +70,9 @@ void CheckDemoStacks(const std::string& name) {
   exited.stop_reason = SB_STOP_GOROUTINE_EXITED;
   for (int i = 0; i < 4; i++) agg.Add(exited);
 
-  auto d = SymbolizeStacks(agg, tracker, SymbolizeOptions{1000000});
+  SymbolizeOptions opts;
+  opts.period_nanos = 1000000;
+  auto d = SymbolizeStacks(agg, tracker, opts);
   ASSERT_EQ(d.samples.size(), 3u);
   bool saw_whole = false, saw_stopped = false, saw_exited = false;
   for (const auto& smp : d.samples) {
@@ -153,7 +155,8 @@ TEST(StackSymbolizer, KernelFramesAboveTheUserStack) {
   agg.Add(user);
   agg.Add(user);
   agg.Add(user);
-  SymbolizeOptions so{1000000};
+  SymbolizeOptions so;
+  so.period_nanos = 1000000;
   so.kernel = &*ks;
   auto d = SymbolizeStacks(agg, tracker, so);
   ASSERT_EQ(d.samples.size(), 3u);

@@ -289,8 +289,12 @@ TEST(GoBinaryFacts, ProcInfoAppliesTheBias) {
     uint32_t run = (k & 1) ? static_cast<uint32_t>(cell.delta) : cell.pc_off;
     uint64_t start = uint64_t{k} << t.shift;
     ASSERT_LT(run, runs.size()) << k;
-    if (run > 0) ASSERT_LE(runs[run].pc_off, start) << k;
-    if (run + 1 < runs.size()) ASSERT_GT(runs[run + 1].pc_off, start) << k;
+    if (run > 0) {
+      ASSERT_LE(runs[run].pc_off, start) << k;
+    }
+    if (run + 1 < runs.size()) {
+      ASSERT_GT(runs[run + 1].pc_off, start) << k;
+    }
   }
 }
 
@@ -317,10 +321,13 @@ TEST(GoBinaryFacts, LabelsOffsetFromCode) {
     EXPECT_TRUE(fc->agree) << fc->source;
     EXPECT_TRUE(fc->asm_value) << "runtime_setProfLabel not decoded";
     EXPECT_EQ(fc->value, f->offsets.g_labels);
-    if (f == stripped.get()) EXPECT_EQ(fc->source, "asm:runtime/pprof.runtime_setProfLabel");
-    else EXPECT_EQ(fc->source, "dwarf");
-    if (f->go_minor >= 19 && f->go_minor <= 23) EXPECT_EQ(f->labels_layout, uint32_t{SB_PI_LABELS_HMAP});
-    if (f->go_minor >= 24) EXPECT_EQ(f->labels_layout, uint32_t{SB_PI_LABELS_SLICE});
+    EXPECT_EQ(fc->source, f == stripped.get() ? "asm:runtime/pprof.runtime_setProfLabel" : "dwarf");
+    if (f->go_minor >= 19 && f->go_minor <= 23) {
+      EXPECT_EQ(f->labels_layout, uint32_t{SB_PI_LABELS_HMAP});
+    }
+    if (f->go_minor >= 24) {
+      EXPECT_EQ(f->labels_layout, uint32_t{SB_PI_LABELS_SLICE});
+    }
     EXPECT_NE(MakeProcInfo(*f, 0, 0).flags & f->labels_layout, 0u);
   }
   // A binary without runtime/pprof's label code and no table: no labels, and still offsets.
