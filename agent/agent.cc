@@ -144,25 +144,36 @@ struct Agent::Impl {
     auto ps = session->sampler().ProgramStats();
     sb_kernel_counters kc = session->sampler().KernelCounters();
     sym::BinaryCacheStats bc = session->tracker().cache()->Stats();
-    std::lock_guard<std::mutex> l(state_mu);
-    counters.kernel_in_kernel = kc.in_kernel;
-    counters.kernel_stacks = kc.stacks;
-    counters.kernel_stack_errors = kc.errors;
-    counters.binary_cache_bytes = bc.bytes;
-    counters.binary_cache_entries = bc.entries;
-    counters.binary_cache_evictions = bc.evictions;
-    const auto& space = session->sampler().pcsp_space();
-    counters.pcsp_table_cells = space.used();
-    counters.pcsp_tables = space.tables();
-    counters.pcsp_table_capacity = space.capacity();
-    counters.samples_by_stop_reason.clear();
-    for (int i = 0; i < SB_STOP_MAX; i++)
-      if (c.stop[i] != 0) counters.samples_by_stop_reason[unwind::StopReasonName(i)] = c.stop[i];
-    counters.crossings_taken.clear();
-    for (int i = 0; i < SB_CROSS_MAX; i++) counters.crossings_taken[unwind::CrossingName(i)] = c.crossing[i][SB_CNT_CROSSED];
-    counters.lost_samples = c.lost;
-    counters.bpf_run_ns = ps.run_time_ns;
-    counters.bpf_run_count = ps.run_count;
+    uint64_t newly_lost = 0;  // process events, logged after the lock
+    {
+      std::lock_guard<std::mutex> l(state_mu);
+      counters.kernel_in_kernel = kc.in_kernel;
+      counters.kernel_stacks = kc.stacks;
+      counters.kernel_stack_errors = kc.errors;
+      counters.binary_cache_bytes = bc.bytes;
+      counters.binary_cache_entries = bc.entries;
+      counters.binary_cache_evictions = bc.evictions;
+      const auto& space = session->sampler().pcsp_space();
+      counters.pcsp_table_cells = space.used();
+      counters.pcsp_tables = space.tables();
+      counters.pcsp_table_capacity = space.capacity();
+      counters.samples_by_stop_reason.clear();
+      for (int i = 0; i < SB_STOP_MAX; i++)
+        if (c.stop[i] != 0) counters.samples_by_stop_reason[unwind::StopReasonName(i)] = c.stop[i];
+      counters.crossings_taken.clear();
+      for (int i = 0; i < SB_CROSS_MAX; i++)
+        counters.crossings_taken[unwind::CrossingName(i)] = c.crossing[i][SB_CNT_CROSSED];
+      counters.lost_samples = c.lost;
+      if (c.process_events_lost > counters.process_events_lost)
+        newly_lost = c.process_events_lost - counters.process_events_lost;
+      counters.process_events_lost = c.process_events_lost;
+      counters.bpf_run_ns = ps.run_time_ns;
+      counters.bpf_run_count = ps.run_count;
+    }
+    if (newly_lost > 0)
+      Log(fmt::format("{} process events found their ring buffer full (the agent was busy): each is sent again at "
+                      "its process's next sample",
+                      newly_lost));
   }
 
   void ApplyRetention() {

@@ -37,6 +37,7 @@ struct FollowedProcess {
 struct AgentCounters {
   std::map<std::string, uint64_t> samples_by_stop_reason;  // unwound samples by stop reason
   uint64_t lost_samples = 0;                               // ring buffer full
+  uint64_t process_events_lost = 0;  // new-process/exec events that found their ring full (retried)
   std::map<std::string, uint64_t> crossings_taken;         // stack switches crossed, by kind
   uint64_t processes_followed = 0;  // processes followed now (a gauge)
   uint64_t windows_written = 0;     // window files renamed into place

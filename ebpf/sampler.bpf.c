@@ -106,20 +106,28 @@ static __always_inline void read_kernel_stack(struct bpf_perf_event_data *ctx, s
   }
 }
 
-static __always_inline void send_process_event(__u32 tgid, __u32 kind) {
+/* Queues a process event; 0 when queued. The ring fills when userspace stops reading it for a
+ * while (it reads it between resolving binaries) while many processes start: the event is
+ * counted as lost and the caller leaves things so that the process's next sample sends it
+ * again, so a lost event delays a process, never drops it. */
+static __always_inline int send_process_event(struct sb_counters *cnt, __u32 tgid, __u32 kind) {
   struct sb_new_process *ev = bpf_ringbuf_reserve(&new_processes, sizeof(*ev), 0);
-  if (!ev) return;
+  if (!ev) {
+    if (cnt) cnt->process_events_lost++;
+    return -1;
+  }
   ev->pid = tgid;
   ev->kind = kind;
   bpf_ringbuf_submit(ev, 0);
+  return 0;
 }
 
-static __always_inline void report_unknown(__u32 tgid, struct task_struct *task) {
+/* Marked reported only once its event is queued: otherwise the next sample tries again. */
+static __always_inline void report_unknown(struct sb_counters *cnt, __u32 tgid, struct task_struct *task) {
   __u64 start = BPF_CORE_READ(task, group_leader, start_time);
   __u64 *seen = bpf_map_lookup_elem(&reported, &tgid);
   if (seen && *seen == start) return;
-  bpf_map_update_elem(&reported, &tgid, &start, BPF_ANY);
-  send_process_event(tgid, SB_PROCESS_SAMPLED);
+  if (send_process_event(cnt, tgid, SB_PROCESS_SAMPLED) == 0) bpf_map_update_elem(&reported, &tgid, &start, BPF_ANY);
 }
 
 /* The benchmark modes: times one baseline walk of the sample's stack (fp_walk_baseline.h): the
@@ -170,7 +178,14 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   struct task_struct *task = bpf_get_current_task_btf();
   const struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
   if (!pi) {
-    if (track_all && task->mm) report_unknown(tgid, task);
+    if (track_all && task->mm) report_unknown(cnt, tgid, task);
+    cnt->unknown_pid++;
+    return 0;
+  }
+  /* It ran execve and on_exec could not queue the event: the facts are the old image's, so
+   * the sample is not unwound; the event is sent now, and once queued the facts go. */
+  if (pi->flags & SB_PI_EXEC_PENDING) {
+    if (send_process_event(cnt, tgid, SB_PROCESS_EXEC) == 0) bpf_map_delete_elem(&proc_info, &tgid);
     cnt->unknown_pid++;
     return 0;
   }
@@ -261,6 +276,13 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (tgid == 0 || tgid == self_tgid) return 0;
   bpf_map_delete_elem(&reported, &tgid);
-  if (bpf_map_delete_elem(&proc_info, &tgid) == 0) send_process_event(tgid, SB_PROCESS_EXEC);
+  struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
+  if (!pi) return 0;
+  /* Marked first, so that no sample from here on is unwound with the old image's facts; they
+   * go once the event is queued (here, or at a later sample: sample_cpu). */
+  pi->flags |= SB_PI_EXEC_PENDING;
+  __u32 zero = 0;
+  struct sb_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+  if (send_process_event(cnt, tgid, SB_PROCESS_EXEC) == 0) bpf_map_delete_elem(&proc_info, &tgid);
   return 0;
 }

@@ -13,6 +13,7 @@ nlohmann::json StatsToJson(const RecordStats& s) {
   j["unknown_pid_samples"] = s.unknown_pid;
   j["exiting_samples"] = s.exiting;
   j["in_exec_samples"] = s.in_exec;
+  j["process_events_lost"] = s.process_events_lost;
   j["ended_at_root"] = s.ended_at_root;
   j["stop_reasons"] = s.stop_reasons;
   nlohmann::json cr = nlohmann::json::object();
@@ -78,6 +79,10 @@ std::string StatsSummary(const RecordStats& s) {
   if (s.lost > 0)
     out += fmt::format("  {:.2f}% of samples were lost: the ring buffer was full (userspace fell behind)\n",
                        100.0 * static_cast<double>(s.lost) / static_cast<double>(s.lost + s.samples));
+  if (s.process_events_lost > 0)
+    out += fmt::format("  {} process events found their ring buffer full (userspace busy): each was sent again "
+                       "at the process's next sample\n",
+                       s.process_events_lost);
   for (const auto& p : s.processes) {
     out += fmt::format("  pid {:<8} {:>8} samples  {} {}{}\n", p.pid, p.samples, p.exe,
                        p.go_version.empty() ? "(Go version unknown)" : p.go_version,

@@ -48,6 +48,7 @@ struct RecordStats {
   uint64_t unknown_pid = 0;    // samples of processes not followed
   uint64_t exiting = 0;        // samples of tasks tearing down (no user memory left): not unwound
   uint64_t in_exec = 0;        // samples of tasks inside execve (image being replaced): not unwound
+  uint64_t process_events_lost = 0;  // new-process and exec events that found their ring full (retried)
   uint64_t ended_at_root = 0;    // whole stacks: at a root, goroutine_exited or goroutine_left, with their kernel
                                  // stack where they interrupted the kernel (recorder::IsWhole)
   std::map<std::string, uint64_t> stop_reasons;

@@ -28,6 +28,7 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   sb_counters c = sampler.Counters();
   st.lost = c.lost;
   st.unknown_pid = c.unknown_pid;
+  st.process_events_lost = c.process_events_lost;
   st.exiting = c.exiting;
   st.in_exec = c.in_exec;
   st.unwound = c.samples;

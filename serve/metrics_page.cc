@@ -11,6 +11,10 @@ std::string RenderMetrics(const MetricsInput& in) {
                "reason", c.samples_by_stop_reason);
   t.Family("switchback_lost_samples_total", "counter", "Samples lost before userspace read them (ring buffer full).");
   t.Sample(c.lost_samples);
+  t.Family("switchback_process_events_lost_total", "counter",
+           "New-process and exec events that found their ring buffer full; each is sent again at the process's next "
+           "sample.");
+  t.Sample(c.process_events_lost);
   t.CounterMap("switchback_crossings_total", "Go stack switches crossed by the unwinder, by kind.", "switch",
                c.crossings_taken);
   t.Family("switchback_processes_followed", "gauge", "Processes followed now.");

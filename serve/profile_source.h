@@ -31,6 +31,7 @@ struct ProcessInfo {
 struct SourceCounters {
   std::map<std::string, uint64_t> samples_by_stop_reason;  // "root", "bad_fp", ...
   uint64_t lost_samples = 0;
+  uint64_t process_events_lost = 0;  // new-process/exec events that found their ring full (retried)
   std::map<std::string, uint64_t> crossings_taken;         // "systemstack", "mcall", ...
   uint64_t processes_followed = 0;  // followed now (a gauge)
   uint64_t windows_written = 0;

@@ -88,6 +88,12 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
     bpf_program__set_log_buf(s->skel_->progs.sample_cpu, verifier_log.data(), verifier_log.size());
     bpf_program__set_log_level(s->skel_->progs.sample_cpu, 2);  // every instruction
   }
+  // SWITCHBACK_TEST_PROCESS_RING=MS (tests only): the process ring one page (256 events) and
+  // left unread for MS milliseconds, so that a test can fill it and see lost events retried.
+  if (const char* hold = getenv("SWITCHBACK_TEST_PROCESS_RING")) {
+    bpf_map__set_max_entries(s->skel_->maps.new_processes, static_cast<uint32_t>(sysconf(_SC_PAGESIZE)));
+    s->procs_hold_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(atoi(hold));
+  }
   s->skel_->rodata->read_labels = opts.read_labels ? 1 : 0;
   s->skel_->rodata->kernel_stacks = opts.kernel_stacks ? 1 : 0;
   int load_err = sampler_bpf__load(s->skel_);
@@ -225,7 +231,7 @@ int BpfSampler::Poll(int timeout_ms, const SampleFn& on_sample, const NewProcess
   delivered_ = 0;
   ring_buffer__poll(samples_rb_, timeout_ms);
   ring_buffer__consume(samples_rb_);
-  ring_buffer__consume(procs_rb_);
+  if (std::chrono::steady_clock::now() >= procs_hold_until_) ring_buffer__consume(procs_rb_);
   cur_sample_fn_ = nullptr;
   cur_proc_fn_ = nullptr;
   return delivered_;
@@ -239,6 +245,7 @@ sb_counters BpfSampler::Counters() const {
     total.unknown_pid += c.unknown_pid;
     total.exiting += c.exiting;
     total.in_exec += c.in_exec;
+    total.process_events_lost += c.process_events_lost;
     total.unwind_ns += c.unwind_ns;
     total.unwind_frames += c.unwind_frames;
     total.fp_walk_ns += c.fp_walk_ns;

@@ -2,6 +2,7 @@
 // CPU, keeps per-process facts and pcsp runs in BPF maps, and delivers samples.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -88,6 +89,7 @@ class BpfSampler {
   const SampleFn* cur_sample_fn_ = nullptr;
   const NewProcessFn* cur_proc_fn_ = nullptr;
   int delivered_ = 0;
+  std::chrono::steady_clock::time_point procs_hold_until_{};  // SWITCHBACK_TEST_PROCESS_RING
 };
 
 }  // namespace sb::unwinder

@@ -158,6 +158,10 @@ struct sb_range {
 #define SB_PI_HAS_ISCGO 0x20           /* arm64: iscgo_addr known; the TLS g slot is live while *iscgo == 1 */
 #define SB_PI_LABELS_HMAP 0x40         /* g.labels -> *map[string]string (Go 1.19-1.23), see goroutine_labels.h */
 #define SB_PI_LABELS_SLICE 0x80        /* g.labels -> sorted []{key, value string} (Go 1.24+) */
+/* Set by the sampler's exec tracepoint, never by userspace: the process ran execve and its
+ * event could not be queued (process ring full). Its facts are the old image's: no sample is
+ * unwound with them, and each sample retries the event until it is queued (sampler.bpf.c). */
+#define SB_PI_EXEC_PENDING 0x100
 
 /* The function an mcall call site passes to mcall: [lo, hi) as offsets from text_start. */
 struct sb_mcall_fn {
@@ -432,6 +436,9 @@ struct sb_counters {
   sb_u64 floor_ns;        /* --compare-floor: the plain walk plus the reads naming the goroutine */
   sb_u64 floor_frames;    /*   (sb_fp_walk_floor), on the same samples, and its frames */
   sb_u64 cmp[SB_CMP_KINDS][SB_CMP_FIELDS]; /* --compare-fp-walk: the above by enum sb_cmp_kind */
+  /* Process events (a new process sampled under --all, an exec) that found the process ring
+   * full; each is sent again at the process's next sample. Rare: last, off the hot lines. */
+  sb_u64 process_events_lost;
 };
 SB_STATIC_ASSERT(__builtin_offsetof(struct sb_counters, stop) + SB_STOP_ROOT * 8 < 64,
                  "sb_counters: stop[ROOT] off line 0");

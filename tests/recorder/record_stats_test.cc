@@ -105,5 +105,20 @@ TEST(RecordStats, LostSamplesAndWarningsAreReported) {
   EXPECT_NE(s.find("warning: process 42: /bin/demo was replaced"), std::string::npos) << s;
 }
 
+// Process events that found their ring full are counted, in the JSON and (only then) in the
+// summary, which says they were retried (nothing was dropped).
+TEST(RecordStats, LostProcessEventsAreReported) {
+  RecordStats st = Example();
+  EXPECT_EQ(StatsToJson(st)["process_events_lost"], 0);
+  EXPECT_EQ(StatsSummary(st).find("process events"), std::string::npos);
+  st.process_events_lost = 7;
+  EXPECT_EQ(StatsToJson(st)["process_events_lost"], 7);
+  std::string s = StatsSummary(st);
+  EXPECT_NE(s.find("7 process events found their ring buffer full (userspace busy): each was sent again at the "
+                   "process's next sample"),
+            std::string::npos)
+      << s;
+}
+
 }  // namespace
 }  // namespace sb::recorder

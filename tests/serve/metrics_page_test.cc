@@ -13,6 +13,7 @@ MetricsInput Sample() {
   MetricsInput in;
   in.source.samples_by_stop_reason = {{"root", 900}, {"bad_fp", 3}};
   in.source.lost_samples = 4;
+  in.source.process_events_lost = 9;
   in.source.crossings_taken = {{"systemstack", 10}};
   in.source.processes_followed = 2;
   in.source.windows_written = 6;
@@ -34,7 +35,8 @@ MetricsInput Sample() {
 TEST(MetricsPageTest, NamesAndValues) {
   std::string t = RenderMetrics(Sample());
   for (const char* line : {"switchback_samples_total{reason=\"root\"} 900\n", "switchback_samples_total{reason=\"bad_fp\"} 3\n",
-                           "switchback_lost_samples_total 4\n", "switchback_crossings_total{switch=\"systemstack\"} 10\n",
+                           "switchback_lost_samples_total 4\n", "switchback_process_events_lost_total 9\n",
+                           "switchback_crossings_total{switch=\"systemstack\"} 10\n",
                            "switchback_processes_followed 2\n", "switchback_windows_written_total 6\n",
                            "switchback_bpf_run_seconds_total 2.5\n", "switchback_bpf_runs_total 77\n",
                            "switchback_push_successes_total 5\n", "switchback_push_dropped_total 1\n",

@@ -44,6 +44,7 @@ class AgentSource : public serve::ProfileSource {
     agent::AgentCounters c = a->Counters();
     s.samples_by_stop_reason = c.samples_by_stop_reason;
     s.lost_samples = c.lost_samples;
+    s.process_events_lost = c.process_events_lost;
     s.crossings_taken = c.crossings_taken;
     s.processes_followed = c.processes_followed;
     s.windows_written = c.windows_written;

@@ -1,0 +1,97 @@
+// The sampler's process events (a process sampled under --all, an exec of a followed process)
+// travel in a ring buffer that userspace reads between other work (resolving a binary takes
+// hundreds of milliseconds). A full ring must delay a process, never drop it: the event is
+// counted (`process_events_lost`) and sent again at the process's next sample.
+//
+// SWITCHBACK_TEST_PROCESS_RING=MS (a test hook in unwinder/bpf_sampler.cc) makes the ring one
+// page (256 events) and leaves it unread for the first MS milliseconds; 300 short shells started
+// meanwhile fill it. Before the fix a process whose event found the ring full was marked as
+// reported anyway and never followed, and userspace never heard of an exec whose event was
+// lost (the pid stayed followed as its old program, and the agent never followed the new one).
+#include <sys/types.h>
+
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_util.h"
+#include "tests/integration/record_harness.h"
+
+namespace {
+
+using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
+
+class ProcessEventsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!BpfAvailable(&why)) GTEST_SKIP() << "switchback record needs BPF (root and BTF): " << why;
+  }
+};
+
+// The entries of STATS's processes with PID (one per program the pid ran while followed).
+std::vector<nlohmann::json> EntriesFor(const nlohmann::json& stats, pid_t pid) {
+  std::vector<nlohmann::json> out;
+  for (const auto& p : stats.value("processes", nlohmann::json::array()))
+    if (p.value("pid", int64_t{-1}) == pid) out.push_back(p);
+  return out;
+}
+
+TEST_F(ProcessEventsTest, EventsLostToAFullRingAreSentAgain) {
+  fs::path dir = TestDir();
+  fs::path pprof = dir / "all.pb.gz", stats_path = dir / "stats.json";
+  std::string demo = (fs::path(kWorkloadDir) / "demo").string();
+  // Y: followed from the start (the --all scan), it runs exec while the ring is full and
+  // becomes the demo again.
+  Child y({demo, "-mode=spin", "-duration=5s", "-exec", demo, "-mode=spin", "-duration=6s"}, dir / "y.stdout",
+          dir / "y.stderr");
+  std::this_thread::sleep_for(milliseconds(300));
+  setenv("SWITCHBACK_TEST_PROCESS_RING", "7000", 1);
+  Child rec({kSwitchback, "record", "--all", "--duration", "13", "--frequency", "999", "--output", pprof.string(),
+             "--stats", stats_path.string(), "--quiet"},
+            dir / "record.stdout", dir / "record.stderr");
+  unsetenv("SWITCHBACK_TEST_PROCESS_RING");
+  ASSERT_TRUE(WaitAttached(rec.pid(), seconds(60))) << "switchback never opened a perf event";
+  // 300 shells, each a new process to report (the one-page ring holds 256 events): each runs
+  // ~15 ms (sampled a dozen times at 999 Hz), then sleeps, so the recorder is never starved.
+  Child shells({"/bin/sh", "-c",
+                "i=0; while [ $i -lt 300 ]; do sh -c 'j=0; while [ $j -lt 10000 ]; do j=$((j+1)); done; sleep 6' & "
+                "i=$((i+1)); done; wait"},
+               dir / "shells.stdout", dir / "shells.stderr");
+  std::this_thread::sleep_for(milliseconds(3000));
+  // L: started while the ring is full, so its first report is lost.
+  Child late({demo, "-mode=spin", "-duration=7s"}, dir / "late.stdout", dir / "late.stderr");
+  RunResult r = rec.Wait(seconds(90));
+  ASSERT_TRUE(r.exited_ok()) << Describe(r);
+  ASSERT_TRUE(shells.Wait(seconds(30)).exited_ok());
+  ASSERT_TRUE(late.Wait(seconds(30)).exited_ok());
+  ASSERT_TRUE(y.Wait(seconds(30)).exited_ok());
+
+  auto text = sb::ReadFile(stats_path.string());
+  ASSERT_TRUE(text.ok()) << text.error();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  int64_t lost = j.value("process_events_lost", int64_t{-1});
+  std::cout << "[ info     ] process_events_lost: " << lost << "\n";
+  ASSERT_GT(lost, 0) << "the ring never filled, so this test proved nothing";
+
+  // L was followed once its report got through, and profiled.
+  const nlohmann::json* l = FindProcess(j, late.pid());
+  EXPECT_NE(l, nullptr) << "a process whose first report was lost was never followed: " << j["processes"].dump();
+  if (l != nullptr) EXPECT_GT(l->value("samples", int64_t{0}), 20) << l->dump();
+
+  // Y: followed as the program it started as, which ended by exec: the exec's event got
+  // through once the ring had room. (record follows a pid once; the agent goes on to follow
+  // the new program: agent_cli_test's exec tests.)
+  auto ys = EntriesFor(j, y.pid());
+  ASSERT_EQ(ys.size(), 1u) << j["processes"].dump();
+  EXPECT_TRUE(ys[0].value("ran_exec", false)) << "Y's exec was never reported: " << ys[0].dump();
+  EXPECT_GT(ys[0].value("samples", int64_t{0}), 20) << ys[0].dump();
+}
+
+}  // namespace
