@@ -28,3 +28,9 @@ def require_quiet(tool, limit=0.25):
     if os.environ.get("ALLOW_BUSY") != "1":
         sys.exit(msg + "; stop it, or set ALLOW_BUSY=1")
     print(msg, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    # For the shell benchmarks: `python3 tools/bench/quiet_machine.py TOOL` exits 1 (with the
+    # reason) when the machine is busy, as require_quiet does.
+    require_quiet(sys.argv[1] if len(sys.argv) > 1 else "benchmark")

@@ -28,6 +28,8 @@ FREQ=${FREQ:-499}
 die() { echo "stack_ends_vs_perf: $*" >&2; exit 1; }
 [[ $(id -u) == 0 ]] || die "needs root (BPF, perf)"
 [[ -x $SWITCHBACK ]] || die "no switchback at $SWITCHBACK (ninja -C $BUILD_DIR switchback)"
+# Its second figure is a timing: refuse a busy machine (ALLOW_BUSY=1 overrides).
+python3 tools/bench/quiet_machine.py stack_ends_vs_perf || exit 1
 command -v perf >/dev/null || die "perf not found (tools/install-deps.sh installs linux-perf)"
 command -v jq >/dev/null || die "jq not found"
 
