@@ -83,7 +83,9 @@ TEST_F(ProcessEventsTest, EventsLostToAFullRingAreSentAgain) {
   // L was followed once its report got through, and profiled.
   const nlohmann::json* l = FindProcess(j, late.pid());
   EXPECT_NE(l, nullptr) << "a process whose first report was lost was never followed: " << j["processes"].dump();
-  if (l != nullptr) EXPECT_GT(l->value("samples", int64_t{0}), 20) << l->dump();
+  if (l != nullptr) {
+    EXPECT_GT(l->value("samples", int64_t{0}), 20) << l->dump();
+  }
 
   // Y: followed as the program it started as, which ended by exec: the exec's event got
   // through once the ring had room. (record follows a pid once; the agent goes on to follow
