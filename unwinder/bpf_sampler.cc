@@ -88,11 +88,11 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
     bpf_program__set_log_buf(s->skel_->progs.sample_cpu, verifier_log.data(), verifier_log.size());
     bpf_program__set_log_level(s->skel_->progs.sample_cpu, 2);  // every instruction
   }
-  // SWITCHBACK_TEST_PROCESS_RING=MS (tests only): the process ring one page (256 events) and
-  // left unread for MS milliseconds, so that a test can fill it and see lost events retried.
+  // SWITCHBACK_TEST_PROCESS_RING=PATH (tests only): the process ring one page (256 events),
+  // left unread while PATH exists, so that a test can fill it and see lost events retried.
   if (const char* hold = getenv("SWITCHBACK_TEST_PROCESS_RING")) {
     bpf_map__set_max_entries(s->skel_->maps.new_processes, static_cast<uint32_t>(sysconf(_SC_PAGESIZE)));
-    s->procs_hold_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(atoi(hold));
+    s->procs_hold_path_ = hold;
   }
   s->skel_->rodata->read_labels = opts.read_labels ? 1 : 0;
   s->skel_->rodata->kernel_stacks = opts.kernel_stacks ? 1 : 0;
@@ -231,7 +231,7 @@ int BpfSampler::Poll(int timeout_ms, const SampleFn& on_sample, const NewProcess
   delivered_ = 0;
   ring_buffer__poll(samples_rb_, timeout_ms);
   ring_buffer__consume(samples_rb_);
-  if (std::chrono::steady_clock::now() >= procs_hold_until_) ring_buffer__consume(procs_rb_);
+  if (procs_hold_path_.empty() || access(procs_hold_path_.c_str(), F_OK) != 0) ring_buffer__consume(procs_rb_);
   cur_sample_fn_ = nullptr;
   cur_proc_fn_ = nullptr;
   return delivered_;

@@ -2,7 +2,6 @@
 // CPU, keeps per-process facts and pcsp runs in BPF maps, and delivers samples.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -89,7 +88,7 @@ class BpfSampler {
   const SampleFn* cur_sample_fn_ = nullptr;
   const NewProcessFn* cur_proc_fn_ = nullptr;
   int delivered_ = 0;
-  std::chrono::steady_clock::time_point procs_hold_until_{};  // SWITCHBACK_TEST_PROCESS_RING
+  std::string procs_hold_path_;  // SWITCHBACK_TEST_PROCESS_RING (tests only)
 };
 
 }  // namespace sb::unwinder

@@ -3,11 +3,12 @@
 // hundreds of milliseconds). A full ring must delay a process, never drop it: the event is
 // counted (`process_events_lost`) and sent again at the process's next sample.
 //
-// SWITCHBACK_TEST_PROCESS_RING=MS (a test hook in unwinder/bpf_sampler.cc) makes the ring one
-// page (256 events) and leaves it unread for the first MS milliseconds; 300 short shells started
-// meanwhile fill it. Before the fix a process whose event found the ring full was marked as
-// reported anyway and never followed, and userspace never heard of an exec whose event was
-// lost (the pid stayed followed as its old program, and the agent never followed the new one).
+// SWITCHBACK_TEST_PROCESS_RING=PATH (a test hook in unwinder/bpf_sampler.cc) makes the ring one
+// page (256 events) and leaves it unread while PATH exists; 300 short shells fill it. Before
+// the fix a process whose event found the ring full was marked as reported anyway and never
+// followed, and userspace never heard of an exec whose event was lost (the pid stayed followed
+// as its old program, and the agent never followed the new one).
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -42,35 +43,61 @@ std::vector<nlohmann::json> EntriesFor(const nlohmann::json& stats, pid_t pid) {
   return out;
 }
 
+// True once FILE contains TEXT, within TIMEOUT.
+bool WaitFileHas(const fs::path& file, const std::string& text, milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto t = sb::ReadFile(file.string());
+    if (t.ok() && t->find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return false;
+}
+
 TEST_F(ProcessEventsTest, EventsLostToAFullRingAreSentAgain) {
   fs::path dir = TestDir();
-  fs::path pprof = dir / "all.pb.gz", stats_path = dir / "stats.json";
+  fs::path pprof = dir / "all.pb.gz", stats_path = dir / "stats.json", hold = dir / "hold";
   std::string demo = (fs::path(kWorkloadDir) / "demo").string();
-  // Y: followed from the start (the --all scan), it runs exec while the ring is full and
-  // becomes the demo again.
-  Child y({demo, "-mode=spin", "-duration=5s", "-exec", demo, "-mode=spin", "-duration=6s"}, dir / "y.stdout",
+  ASSERT_TRUE(sb::WriteFileAtomic(hold.string(), "").ok());
+  // Y: followed from the start (the --all scan); it runs exec while the ring is full and
+  // becomes the demo again. 12 s leave the scan time under the sanitizers.
+  Child y({demo, "-mode=spin", "-duration=12s", "-exec", demo, "-mode=spin", "-duration=4s"}, dir / "y.stdout",
           dir / "y.stderr");
   std::this_thread::sleep_for(milliseconds(300));
-  setenv("SWITCHBACK_TEST_PROCESS_RING", "7000", 1);
-  Child rec({kSwitchback, "record", "--all", "--duration", "13", "--frequency", "999", "--output", pprof.string(),
-             "--stats", stats_path.string(), "--quiet"},
+  setenv("SWITCHBACK_TEST_PROCESS_RING", hold.c_str(), 1);
+  Child rec({kSwitchback, "record", "--all", "--duration", "60", "--frequency", "999", "--output", pprof.string(),
+             "--stats", stats_path.string()},
             dir / "record.stdout", dir / "record.stderr");
   unsetenv("SWITCHBACK_TEST_PROCESS_RING");
-  ASSERT_TRUE(WaitAttached(rec.pid(), seconds(60))) << "switchback never opened a perf event";
+  // Printed once the scan of running processes is done: Y is followed.
+  ASSERT_TRUE(WaitFileHas(dir / "record.stderr", "switchback: recording", seconds(60)))
+      << "the recorder never started";
   // 300 shells, each a new process to report (the one-page ring holds 256 events): each runs
   // ~15 ms (sampled a dozen times at 999 Hz), then sleeps, so the recorder is never starved.
   Child shells({"/bin/sh", "-c",
-                "i=0; while [ $i -lt 300 ]; do sh -c 'j=0; while [ $j -lt 10000 ]; do j=$((j+1)); done; sleep 6' & "
+                "i=0; while [ $i -lt 300 ]; do sh -c 'j=0; while [ $j -lt 10000 ]; do j=$((j+1)); done; sleep 4' & "
                 "i=$((i+1)); done; wait"},
                dir / "shells.stdout", dir / "shells.stderr");
-  std::this_thread::sleep_for(milliseconds(3000));
+  std::this_thread::sleep_for(milliseconds(3500));
   // L: started while the ring is full, so its first report is lost.
-  Child late({demo, "-mode=spin", "-duration=7s"}, dir / "late.stdout", dir / "late.stderr");
+  Child late({demo, "-mode=spin", "-duration=0"}, dir / "late.stdout", dir / "late.stderr");
+  // Y's exec while the ring is full: its new program's command line has no -exec.
+  fs::path y_cmdline = "/proc/" + std::to_string(y.pid()) + "/cmdline";
+  auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto c = sb::ReadFile(y_cmdline.string());
+    if (c.ok() && c->find("-exec") == std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  std::this_thread::sleep_for(milliseconds(1000));  // samples of Y's new program find the ring full
+  fs::remove(hold);  // the recorder reads the ring again
+  ASSERT_TRUE(y.Wait(seconds(30)).exited_ok());  // Y's new program: 4 s
+  late.Signal(SIGTERM);
+  late.Wait(seconds(30));
+  ASSERT_TRUE(shells.Wait(seconds(30)).exited_ok());
+  rec.Signal(SIGINT);
   RunResult r = rec.Wait(seconds(90));
   ASSERT_TRUE(r.exited_ok()) << Describe(r);
-  ASSERT_TRUE(shells.Wait(seconds(30)).exited_ok());
-  ASSERT_TRUE(late.Wait(seconds(30)).exited_ok());
-  ASSERT_TRUE(y.Wait(seconds(30)).exited_ok());
 
   auto text = sb::ReadFile(stats_path.string());
   ASSERT_TRUE(text.ok()) << text.error();
