@@ -149,6 +149,12 @@ static inline void sb_xp_proc_info_add_bias(struct sb_proc_info *pi, sb_u64 bias
     pi->sstack_gp_lo += bias;
     pi->sstack_gp_hi += bias;
   }
+  if (pi->acgo_g0_hi) { /* asmcgocall's windows (0: not decoded) */
+    pi->acgo_g0_lo += bias;
+    pi->acgo_g0_hi += bias;
+    pi->acgo_gp_lo += bias;
+    pi->acgo_gp_hi += bias;
+  }
   if (pi->clone_shared_hi) { /* amd64 clone's new thread (0: not decoded) */
     pi->clone_shared_lo += bias;
     pi->clone_shared_hi += bias;

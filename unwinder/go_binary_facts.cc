@@ -403,6 +403,10 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   if (!f->systemstack.found)
     f->missing.push_back("systemstack's windows (" + f->systemstack.why +
                          "): samples inside systemstack's switch may end with end_of_chain");
+  f->asmcgocall = FindAsmcgocallWindow(bin);
+  if (!f->asmcgocall.found && f->arch == sym::Arch::kAmd64)
+    f->missing.push_back("asmcgocall's windows (" + f->asmcgocall.why +
+                         "): samples inside asmcgocall's switch may show a stray frame");
   for (auto [paths, name] : {std::pair{&f->systemstack_paths, "runtime.systemstack"},
                              std::pair{&f->asmcgocall_paths, "runtime.asmcgocall"}}) {
     *paths = FindSwitchPaths(bin, name);
@@ -492,6 +496,12 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
       pi.save_g_lo = facts.systemstack.save_g_lo + bias;
       pi.save_g_hi = facts.systemstack.save_g_hi + bias;
     }
+  }
+  if (facts.asmcgocall.found) {
+    pi.acgo_g0_lo = facts.asmcgocall.g0_lo + bias;
+    pi.acgo_g0_hi = facts.asmcgocall.g0_hi + bias;
+    pi.acgo_gp_lo = facts.asmcgocall.gp_lo + bias;
+    pi.acgo_gp_hi = facts.asmcgocall.gp_hi + bias;
   }
   auto offset = [&](uint64_t a) { return static_cast<uint32_t>(a - facts.text_start); };
   for (auto [paths, lo, hi] : {std::tuple{&facts.systemstack_paths, &pi.sstack_switched_lo, &pi.sstack_direct_lo},

@@ -88,6 +88,7 @@ struct GoBinaryFacts {
   std::string morebuf_code_source;
   GogoWindow gogo;             // gogo's windows (issue 13 item 4; arm64 since session 7), link-time
   SystemstackWindow systemstack;  // systemstack's windows (amd64, arm64), link-time
+  SystemstackWindow asmcgocall;   // asmcgocall's windows of the same kind (amd64), link-time
   // systemstack / asmcgocall: the switched path and the direct one (issue 13: a frame of theirs
   // on g0 is crossed only in the switched path), link-time, amd64 and arm64
   SwitchPaths systemstack_paths, asmcgocall_paths;

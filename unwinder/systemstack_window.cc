@@ -104,31 +104,28 @@ SystemstackWindow FindArm64(const sym::Binary& bin, const sym::GoPclntab& go) {
   return w;
 }
 
-}  // namespace
-
-SystemstackWindow FindSystemstackWindow(const sym::Binary& bin) {
+// amd64: the two windows of runtime.systemstack or runtime.asmcgocall, which switch the same way
+// (gosave_systemstack_switch, then g and SP one instruction apart each way); asmcgocall aligns
+// SP on g0 and saves g and the stack depth there before its call, and restores SP from a
+// register. `cgo` selects asmcgocall's shape.
+SystemstackWindow FindAmd64(const sym::Binary& bin, const sym::GoPclntab& go, const char* fn_name, bool cgo) {
   SystemstackWindow w;
-  const sym::GoPclntab* go = bin.go();
-  if (go != nullptr && bin.elf().arch() == sym::Arch::kArm64) return FindArm64(bin, *go);
-  if (go == nullptr || bin.elf().arch() != sym::Arch::kAmd64) {
-    w.why = "not amd64 or arm64 Go";
-    return w;
-  }
-  auto fn = go->FindFuncByName("runtime.systemstack");
-  auto save = go->FindFuncByName("gosave_systemstack_switch");
+  auto fn = go.FindFuncByName(fn_name);
+  auto save = go.FindFuncByName("gosave_systemstack_switch");
   if (!fn || fn->end <= fn->entry || !save) {
-    w.why = fn ? "no function gosave_systemstack_switch" : "no function runtime.systemstack";
+    w.why = fn ? "no function gosave_systemstack_switch" : std::string("no function ") + fn_name;
     return w;
   }
   auto code = bin.elf().ReadVaddr(fn->entry, static_cast<size_t>(std::min<uint64_t>(fn->end - fn->entry, 256)));
   ZydisDecoder dec;
   if (!code.ok() || !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
-    w.why = "runtime.systemstack unreadable";
+    w.why = std::string(fn_name) + " unreadable";
     return w;
   }
   // 0: want CALL gosave_systemstack_switch; 1: the TLS store of g0 right after it; 2: the SP
-  // load (only register moves before it); 3: CALL reg (fn); 4: the TLS store of curg; 5: the SP
-  // load right after it (no branch between).
+  // load (only register moves before it); 3: the call on g0 (systemstack: CALL reg, fn;
+  // asmcgocall: CALL AX or its landing pad, after SUBQ/ANDQ of SP); 4: the TLS store of curg;
+  // 5: the SP load right after it (no branch between; asmcgocall's from a register).
   int step = 0;
   size_t off = 0;
   while (off < code->size() && step < 6) {
@@ -139,8 +136,9 @@ SystemstackWindow FindSystemstackWindow(const sym::Binary& bin) {
     off += in.length;
     bool mov = in.mnemonic == ZYDIS_MNEMONIC_MOV && in.operand_count_visible == 2;
     bool writes_sp = WritesReg(in, ops[0], ZYDIS_REGISTER_RSP);
+    bool call = in.mnemonic == ZYDIS_MNEMONIC_CALL;
     if (step == 0) {
-      if (in.mnemonic == ZYDIS_MNEMONIC_CALL && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+      if (call && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
           next + static_cast<uint64_t>(ops[0].imm.value.s) == save->entry)
         step = 1;
     } else if (step == 1) {
@@ -155,8 +153,10 @@ SystemstackWindow FindSystemstackWindow(const sym::Binary& bin) {
         break;  // only MOVQ DX, R14 and the load of g0.sched.sp into a scratch register
       }
     } else if (step == 3) {
-      if (in.mnemonic == ZYDIS_MNEMONIC_CALL && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER) step = 4;
-      else if (Branch(in) || writes_sp) break;
+      bool sp_arith = writes_sp && (in.mnemonic == ZYDIS_MNEMONIC_SUB || in.mnemonic == ZYDIS_MNEMONIC_AND) &&
+                      ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+      if (call && (cgo || ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER)) step = 4;
+      else if (Branch(in) || (writes_sp && !(cgo && sp_arith))) break;
     } else if (step == 4) {
       if (TlsStore(in, ops)) {
         w.gp_lo = next;
@@ -165,7 +165,7 @@ SystemstackWindow FindSystemstackWindow(const sym::Binary& bin) {
         break;
       }
     } else {
-      if (mov && writes_sp && ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+      if (mov && writes_sp && ops[1].type == (cgo ? ZYDIS_OPERAND_TYPE_REGISTER : ZYDIS_OPERAND_TYPE_MEMORY)) {
         w.gp_hi = next;
         step = 6;
       } else {
@@ -177,15 +177,38 @@ SystemstackWindow FindSystemstackWindow(const sym::Binary& bin) {
     static const char* kWant[] = {"CALL gosave_systemstack_switch",
                                   "MOVQ g0, FS:slot after it",
                                   "MOVQ ..., SP after the TLS store",
-                                  "CALL reg",
+                                  "CALL on g0",
                                   "MOVQ curg, FS:slot after the call",
-                                  "MOVQ gobuf_sp(REG), SP right after it"};
+                                  "MOVQ ..., SP right after it"};
     w = SystemstackWindow{};
-    w.why = std::string("runtime.systemstack: no ") + kWant[step];
+    w.why = std::string(fn_name) + ": no " + kWant[step];
     return w;
   }
   w.found = true;
   return w;
+}
+
+}  // namespace
+
+SystemstackWindow FindSystemstackWindow(const sym::Binary& bin) {
+  SystemstackWindow w;
+  const sym::GoPclntab* go = bin.go();
+  if (go != nullptr && bin.elf().arch() == sym::Arch::kArm64) return FindArm64(bin, *go);
+  if (go == nullptr || bin.elf().arch() != sym::Arch::kAmd64) {
+    w.why = "not amd64 or arm64 Go";
+    return w;
+  }
+  return FindAmd64(bin, *go, "runtime.systemstack", /*cgo=*/false);
+}
+
+SystemstackWindow FindAsmcgocallWindow(const sym::Binary& bin) {
+  SystemstackWindow w;
+  const sym::GoPclntab* go = bin.go();
+  if (go == nullptr || bin.elf().arch() != sym::Arch::kAmd64) {
+    w.why = "amd64 Go only (arm64's windows are not decoded)";
+    return w;
+  }
+  return FindAmd64(bin, *go, "runtime.asmcgocall", /*cgo=*/true);
 }
 
 }  // namespace sb::unwinder

@@ -39,4 +39,14 @@ struct SystemstackWindow {
 // amd64 and arm64.
 SystemstackWindow FindSystemstackWindow(const sym::Binary& bin);
 
+// runtime.asmcgocall has the same two windows (it switches with gosave_systemstack_switch too):
+//   CALL gosave_systemstack_switch
+//   MOVQ SI, FS:g          TLS g = g0                      } g0 window: SP still the goroutine's
+//   MOVQ g_sched+gobuf_sp(SI), SP                          }
+//   SUBQ/ANDQ SP; save g and the depth; CALL AX (landing pad from Go 1.23: C code on g0)
+//   MOVQ DI, FS:g          TLS g = the goroutine again     } gp window: SP still on g0, where
+//   MOVQ SI, SP                                            }   C has returned
+// amd64 only; on arm64 (g set before SP too, with save_g between) not decoded: found = false.
+SystemstackWindow FindAsmcgocallWindow(const sym::Binary& bin);
+
 }  // namespace sb::unwinder

@@ -61,6 +61,7 @@ inline void SetProcInfoSpans(sb_proc_info* pi) {
       {pi->gogo_g0_lo, pi->gogo_g0_hi},       {pi->gogo_gp_lo, pi->gogo_gp_hi},
       {pi->save_g_lo, pi->save_g_hi}, {pi->sstack_g0_lo, pi->sstack_g0_hi},
       {pi->sstack_gp_lo, pi->sstack_gp_hi},   {pi->clone_shared_lo, pi->clone_shared_hi},
+      {pi->acgo_g0_lo, pi->acgo_g0_hi},       {pi->acgo_gp_lo, pi->acgo_gp_hi},
   };
   pi->windows_lo = pi->windows_hi = 0;
   for (const auto& w : windows) {

@@ -1375,13 +1375,17 @@ SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *
  *                                          1.21, curg.sched before; both intact until after
  *                                          the SP load). It used to end with end_of_chain.
  * arm64: inside save_g called from either window (LR its return site) too; save_g is frameless,
- * so the walk goes on from LR into systemstack as from any leaf. */
-SB_INLINE void sb_systemstack_window(struct sb_unwind_state *st, const struct sb_regs *regs) {
+ * so the walk goes on from LR into systemstack as from any leaf.
+ * amd64 runtime.asmcgocall has the same two windows around its C call (acgo_*): switch back
+ * walked as on curg read its g0 frame's saved g as a return address (a stray frame between
+ * asmcgocall and cgocall in a stack counted whole: tests/integration/cgo_windows_test.cc). */
+SB_INLINE void sb_switch_window(struct sb_unwind_state *st, const struct sb_regs *regs, sb_u64 g0_lo, sb_u64 g0_hi,
+                                sb_u64 gp_lo, sb_u64 gp_hi) {
   const struct sb_proc_info *pi = st->pi;
   sb_u64 pc = regs->pc;
   int in_save_g = SB_ARM64(st) && pc >= pi->save_g_lo && pc < pi->save_g_hi;
-  int in_g0_window = (pc >= pi->sstack_g0_lo && pc < pi->sstack_g0_hi) || (in_save_g && regs->lr == pi->sstack_g0_lo + 4);
-  int in_gp_window = (pc >= pi->sstack_gp_lo && pc < pi->sstack_gp_hi) || (in_save_g && regs->lr == pi->sstack_gp_lo + 4);
+  int in_g0_window = (pc >= g0_lo && pc < g0_hi) || (in_save_g && regs->lr == g0_lo + 4);
+  int in_gp_window = (pc >= gp_lo && pc < gp_hi) || (in_save_g && regs->lr == gp_lo + 4);
   /* m.g0 is read lazily (sb_g0): with TLS g = m.curg it is not loaded yet, and a sample
    * outside both windows (nearly all) must not pay for that read. */
   if (!(in_g0_window || in_gp_window) || st->w->curg == 0 || sb_g0(st) == 0) return;
@@ -1418,7 +1422,10 @@ SB_INLINE void sb_load_g(struct sb_unwind_state *st, const struct sb_regs *regs)
     if (pi->gogo_gp_hi != 0 && st->w->curg != 0 &&
         (st->w->g == st->w->curg || (SB_ARM64(st) && st->w->g == st->w->g0)))
       sb_gogo_window(st, regs);
-    if (pi->sstack_g0_hi != 0) sb_systemstack_window(st, regs);
+    if (pi->sstack_g0_hi != 0)
+      sb_switch_window(st, regs, pi->sstack_g0_lo, pi->sstack_g0_hi, pi->sstack_gp_lo, pi->sstack_gp_hi);
+    if (pi->acgo_g0_hi != 0)
+      sb_switch_window(st, regs, pi->acgo_g0_lo, pi->acgo_g0_hi, pi->acgo_gp_lo, pi->acgo_gp_hi);
   }
   sb_u64 user_g = st->w->g == st->w->curg ? st->w->g : (st->w->on_g0 ? st->w->curg : 0);
   sb_name_goroutine(st, user_g);

@@ -280,6 +280,13 @@ struct sb_proc_info {
   sb_u64 sstack_g0_hi;
   sb_u64 sstack_gp_lo;
   sb_u64 sstack_gp_hi;
+  /* runtime.asmcgocall's windows of the same kind (amd64 only; unwinder/systemstack_window.h
+   * FindAsmcgocallWindow), runtime addresses, 0: not decoded. */
+  sb_u64 acgo_g0_lo;
+  sb_u64 acgo_g0_hi;
+  sb_u64 acgo_gp_lo;
+  sb_u64 acgo_gp_hi;
+  sb_u64 pad_acgo_windows[4]; /* the size stays 8 mod 64 (below) */
   /* arm64 gogo (unwinder/gogo_window.h; the gogo_* windows above hold arm64's too): LR is
    * gp's from gogo_lr_loaded on (before it, gobuf.lr in memory); gogo's BL save_g leaves LR
    * at gogo_g0_lo + 4, so in runtime.save_g [save_g_lo, _hi) (arm64: from gogo's or

@@ -66,6 +66,11 @@ TEST(ProcInfoBias, EveryAddressFieldOfSyntheticFacts) {
   f.systemstack.g0_hi = 0x30610;
   f.systemstack.gp_lo = 0x30620;
   f.systemstack.gp_hi = 0x30630;
+  f.asmcgocall.found = true;
+  f.asmcgocall.g0_lo = 0x30640;
+  f.asmcgocall.g0_hi = 0x30644;
+  f.asmcgocall.gp_lo = 0x30660;
+  f.asmcgocall.gp_hi = 0x30663;
   f.clone.found = true;
   f.clone.shared_lo = 0x30340;
   f.clone.shared_hi = 0x3034b;

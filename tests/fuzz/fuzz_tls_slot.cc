@@ -3,10 +3,10 @@
 // the RIP-relative GOT reads the decoder follows land in the input too. An input that is
 // itself a Go ELF file also goes through FindTlsSlot whole (pclntab lookup, then decoding),
 // and through FindGogoWindow (unwinder/gogo_window.cc: gogo's windows, the same decoder),
-// FindSystemstackWindow (systemstack's windows), DecodeMcallCallees (each mcall site's funcval,
-// read from the input's data) and NewstackMorebufFromCode (unwinder/newstack_morebuf.cc:
-// newstack's dataflow, both arches). The raw input is also runtime.clone's code for
-// FindCloneChildInCode on both architectures.
+// FindSystemstackWindow and FindAsmcgocallWindow (their windows), DecodeMcallCallees (each
+// mcall site's funcval, read from the input's data) and NewstackMorebufFromCode
+// (unwinder/newstack_morebuf.cc: newstack's dataflow, both arches). The raw input is also
+// runtime.clone's code for FindCloneChildInCode on both architectures.
 #include <elf.h>
 
 #include <cstring>
@@ -72,6 +72,7 @@ int FuzzTlsSlot(const uint8_t* data, size_t size) {
     (void)unwinder::FindTlsSlot(**bin);
     (void)unwinder::FindGogoWindow(**bin);
     (void)unwinder::FindSystemstackWindow(**bin);
+    (void)unwinder::FindAsmcgocallWindow(**bin);
     if (const auto* go = (*bin)->go()) {
       if (auto mcall = go->FindFuncByName("runtime.mcall"))
         (void)unwinder::DecodeMcallCallees(**bin, unwinder::ReturnSitesOfCallsTo(**bin, mcall->entry));

@@ -1269,6 +1269,50 @@ TEST_F(SystemstackWindowTest, SwitchBackUsesSchedOnOlderGo) {
   EXPECT_NE(Run(kSystemstack + 0x34, g0_sp, f_fp).sample.stop_reason, SB_STOP_ROOT);
 }
 
+// amd64 runtime.asmcgocall's windows (FindAsmcgocallWindow): `MOVQ SI, FS:g` (g0) |
+// `MOVQ gobuf_sp(SI), SP` before the C call and, after it, `MOVQ DI, FS:g` (the goroutine) |
+// `MOVQ SI, SP`. Switch back: TLS is the goroutine again while SP is still on g0, at the aligned
+// frame where asmcgocall saved the stack depth ([SP]) and g ([SP+8]). Walked as on g0, the
+// asmcgocall crossing leads to cgocall's caller (here the sched recipe, Go 1.19); walked as on
+// the goroutine (before session 20) the saved words were read as return addresses: a stray
+// frame between asmcgocall and its caller (tests/integration/cgo_windows_test.cc).
+TEST_F(SystemstackWindowTest, AsmcgocallSwitchBackWalksG0AndCrosses) {
+  info_.acgo_switched_lo = static_cast<uint32_t>(kAsmcgocall + 0x10 - kText);
+  info_.acgo_direct_lo = static_cast<uint32_t>(kAsmcgocall + 0x34 - kText);
+  info_.acgo_g0_lo = kAsmcgocall + 0x18;
+  info_.acgo_g0_hi = kAsmcgocall + 0x1c;
+  info_.acgo_gp_lo = kAsmcgocall + 0x2c;
+  info_.acgo_gp_hi = kAsmcgocall + 0x2f;
+  SetCurrentG(kG);
+  uint64_t g0_sp = kG0StackHi - 0x40, sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  mem_.Put64(g0_sp, kGStackHi - sched_sp);  // the depth in the goroutine's stack
+  mem_.Put64(g0_sp + 8, kG);                // the goroutine
+  mem_.Put64(sched_sp, kMainF + 0x90);      // asmcgocall's return address into its caller
+  Frame(f_fp, 0, kGoexit + 1);
+  SetSched(kG, sched_sp, kSystemstackSwitch, f_fp);
+  auto r = Run(kAsmcgocall + 0x2c, g0_sp, f_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAsmcgocall + 0x2c, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_TRUE(r.sample.flags & SB_SAMPLE_ON_G0);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+  // One past the window SP is the goroutine's again: no longer walked as on g0.
+  EXPECT_FALSE(Run(kAsmcgocall + 0x2f, sched_sp, f_fp).sample.flags & SB_SAMPLE_ON_G0);
+  // Switch in (TLS g0, SP still the goroutine's at asmcgocall's entry): as on the goroutine.
+  SetCurrentG(kG0);
+  auto in = Run(kAsmcgocall + 0x18, sched_sp, f_fp);
+  EXPECT_EQ(Frames(in), (std::vector<uint64_t>{kAsmcgocall + 0x18, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_FALSE(in.sample.flags & SB_SAMPLE_ON_G0);
+  EXPECT_EQ(in.sample.goid, 42u);
+  // Without the decoded windows, switch back reads g0's words as the goroutine's frames.
+  SetCurrentG(kG);
+  info_.acgo_g0_hi = 0;
+  info_.acgo_gp_hi = 0;
+  auto before = Run(kAsmcgocall + 0x2c, g0_sp, f_fp);
+  EXPECT_NE(Frames(before), Frames(r));
+  EXPECT_FALSE(before.sample.flags & SB_SAMPLE_ON_G0);
+}
+
 // systemstack's sched recipe (amd64 < 1.21) accepts only gosave_systemstack_switch's save.
 TEST_F(UnwindCoreTest, SystemstackWithAnotherSaveIsStale) {
   SetCurrentG(kG0);

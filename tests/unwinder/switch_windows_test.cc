@@ -3,6 +3,7 @@
 // and arm64 (cross-built), with symbols and stripped (-s -w), amd64 also as PIE:
 //   - the function every call site of runtime.mcall passes (unwinder/mcall_callees.h),
 //   - runtime.systemstack's two windows, arm64's included (unwinder/systemstack_window.h),
+//   - runtime.asmcgocall's two windows of the same kind (amd64; unwinder/systemstack_window.h),
 //   - gogo's windows, arm64's included (unwinder/gogo_window.h),
 //   - systemstack's and asmcgocall's switched and direct paths (unwinder/switch_paths.h).
 // A release whose runtime code moved makes this fail.
@@ -108,6 +109,16 @@ std::vector<uint64_t> CheckMcallCallees(const Analyzed& a, int minor) {
   return entries;
 }
 
+// Whether the instruction ending at pc is a store through FS (the 0x64 prefix 4-9 bytes back:
+// MOVQ reg, FS:-8, or FS:(CX) in PIE).
+bool FsStoreBefore(const Analyzed& a, uint64_t pc) {
+  for (int len = 4; len <= 9; len++) {
+    auto b = a.bin->elf().ReadVaddr(pc - len, 1);
+    if (b.ok() && static_cast<uint8_t>((*b)[0]) == 0x64) return true;
+  }
+  return false;
+}
+
 void CheckSystemstack(const Analyzed& a, bool arm64) {
   const auto& w = a.facts->systemstack;
   ASSERT_TRUE(w.found) << w.why;
@@ -141,15 +152,38 @@ void CheckSystemstack(const Analyzed& a, bool arm64) {
     }
     return;
   }
-  // Each window opens right after a store through FS (the TLS slot of g): the 0x64 prefix.
-  for (uint64_t lo : {w.g0_lo, w.gp_lo}) {
-    bool fs = false;
-    for (int len = 4; len <= 9; len++) {
-      auto b = a.bin->elf().ReadVaddr(lo - len, 1);
-      fs |= b.ok() && static_cast<uint8_t>((*b)[0]) == 0x64;
-    }
-    EXPECT_TRUE(fs) << std::hex << lo;
+  // Each window opens right after a store through FS (the TLS slot of g).
+  for (uint64_t lo : {w.g0_lo, w.gp_lo}) EXPECT_TRUE(FsStoreBefore(a, lo)) << std::hex << lo;
+}
+
+// amd64 asmcgocall: the g0 window is the one SP load after the TLS store of g0 (MOVQ
+// gobuf_sp(SI), SP), the gp window the one register move into SP after the TLS store of the
+// goroutine (MOVQ SI, SP), both inside the switched path. arm64: not decoded, nothing in the
+// proc info.
+void CheckAsmcgocall(const Analyzed& a, bool arm64) {
+  const auto& w = a.facts->asmcgocall;
+  sb_proc_info pi = MakeProcInfo(*a.facts, 0x1000, 0);
+  if (arm64) {
+    EXPECT_FALSE(w.found);
+    EXPECT_EQ(pi.acgo_g0_hi, 0u);
+    EXPECT_EQ(pi.acgo_gp_hi, 0u);
+    return;
   }
+  ASSERT_TRUE(w.found) << w.why;
+  const auto& paths = a.facts->asmcgocall_paths;
+  EXPECT_LT(paths.switched_lo, w.g0_lo);
+  EXPECT_LT(w.gp_hi, paths.direct_lo);
+  auto bytes = [&](uint64_t lo, uint64_t hi) {
+    auto b = a.bin->elf().ReadVaddr(lo, hi - lo);
+    return b.ok() ? std::string(b->data(), b->size()) : std::string();
+  };
+  EXPECT_EQ(bytes(w.g0_lo, w.g0_hi), std::string("\x48\x8b\x66\x38", 4)) << "MOVQ 0x38(SI), SP";
+  EXPECT_EQ(bytes(w.gp_lo, w.gp_hi), std::string("\x48\x89\xf4", 3)) << "MOVQ SI, SP";
+  for (uint64_t lo : {w.g0_lo, w.gp_lo}) EXPECT_TRUE(FsStoreBefore(a, lo)) << std::hex << lo;
+  EXPECT_EQ(pi.acgo_g0_lo, w.g0_lo + 0x1000);
+  EXPECT_EQ(pi.acgo_gp_hi, w.gp_hi + 0x1000);
+  EXPECT_LE(pi.windows_lo, pi.acgo_g0_lo);
+  EXPECT_GE(pi.windows_hi, pi.acgo_gp_hi);
 }
 
 // systemstack's and asmcgocall's switched path ends with its RET right before the direct path
@@ -255,6 +289,7 @@ void CheckToolchain(const std::string& go, int minor) {
       CheckGogo(a, arm64);
       CheckSwitchPaths(a, arm64, minor);
       CheckSystemstack(a, arm64);
+      CheckAsmcgocall(a, arm64);
     }
   }
 }

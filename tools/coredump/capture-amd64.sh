@@ -29,6 +29,7 @@ else
 	# systemstack-nested runs the systemstack workload: its GC marks on g0 (markroot ->
 	# systemstack) while the large allocations keep GC cycles coming.
 	RUN_STATE=$STATE; [ "$STATE" = systemstack-nested ] && RUN_STATE=systemstack
+	[ "${STATE#acgo-}" != "$STATE" ] && RUN_STATE=cgo  # asmcgocall's windows: the cgo caller
 	BIN=$(build_corecases amd64 "$STATE" "$OUT") RUN_ARGS="-state $RUN_STATE"
 fi
 GOVER=$(go_version)
@@ -51,6 +52,9 @@ dropg|gosched)
 	BP="*$addr"; echo "capture: $STATE: runtime.$fn: dropg() at proc.go:$l, next statement proc.go:$n at $addr" >&2 ;;
 morestack)   BP="'runtime.newstack'" ;;
 cgo)         BP="cc_leaf" ;;
+acgo-g0|acgo-gp)  # the window's first instruction, decoded from asmcgocall's code
+	a=$(acgo_window_addr "$BIN" "${STATE#acgo-}"); [ -n "$a" ] || die "$STATE: asmcgocall's window not found in $BIN"
+	BP="*$a" ;;
 vdso)        BP="__vdso_clock_gettime" ;;
 cgocallback) BP="'main.cbWork'" ;;
 signal)      BP="'runtime.sighandler'" ;;

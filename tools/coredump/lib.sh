@@ -13,7 +13,9 @@ STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso
 # in one of gogo's windows while it hands the M to a goroutine parked on a channel;
 # sstack-g0 / sstack-gp, one stopped in one of systemstack's windows (g already g0, SP still
 # the goroutine's; g m.curg again, SP still on g0) while a goroutine allocates large objects.
-EXTRA_STATES="labels systemstack-nested"
+# acgo-g0 / acgo-gp: the cgo workload stopped in one of asmcgocall's windows (TLS g already g0,
+# SP still the goroutine's; TLS g the goroutine again, SP still on g0 where C returned).
+EXTRA_STATES="labels systemstack-nested acgo-g0 acgo-gp"
 ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp"
 
 die() { echo "capture: $*" >&2; exit 1; }
@@ -29,7 +31,7 @@ go_root() { "$GO" env GOROOT; }
 build_corecases() {
 	local arch=$1 state=$2 out=$3 name tags="" cgo=0 cc=""
 	name=corecases
-	if [ "$state" = cgo ] || [ "$state" = cgocallback ]; then
+	if [ "$state" = cgo ] || [ "$state" = cgocallback ] || [ "${state#acgo-}" != "$state" ]; then
 		name=corecases-cgo tags="-tags=corecases_cgo" cgo=1
 		[ "$arch" = arm64 ] && cc=aarch64-linux-gnu-gcc
 	fi
@@ -99,6 +101,17 @@ sstack_window_addr() {
 	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.systemstack(\.abi0)?$' "$1" | awk -v w="$2" '
 		take { print $2; exit }
 		$4 == "CALL" && $5 ~ /^runtime\.save_g/ { n++; if ((w == "g0" && n == 1) || (w == "gp" && n == 2)) take = 1 }'
+}
+
+# acgo_window_addr BIN g0|gp: amd64 runtime.asmcgocall's windows (unwinder/systemstack_window.cc
+# FindAsmcgocallWindow decodes the same points): the instruction after its first store of g to
+# the TLS slot (g0: `MOVQ SI, FS:...`, SP still the goroutine's) or its second (gp: the
+# goroutine again, SP still on g0). Go 1.21+ also has an ABI wrapper of that name, which only
+# loads g from TLS.
+acgo_window_addr() {
+	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.asmcgocall(\.abi0)?$' "$1" | awk -v w="$2" '
+		take { print $2; exit }
+		$4 == "MOVQ" && $6 ~ /^FS:/ { n++; if ((w == "g0" && n == 1) || (w == "gp" && n == 2)) take = 1 }'
 }
 
 # func_addr BIN SYMBOL: start address of a symbol (go tool nm).

@@ -15,6 +15,7 @@ must_cross() {  # the crossing a state proves, per arch
   case "$1/$arch" in
     leaf/*) echo leaf ;;
     systemstack/*|labels/amd64|systemstack-nested/amd64|sstack-gp/arm64) echo systemstack ;;
+    acgo-gp/amd64) echo asmcgocall ;;
     mcall-curg/*|dropg/amd64|gosched/amd64|gogo-g0/arm64) echo mcall ;;
     morestack/amd64) echo morestack ;;  # the arm64 capture sits in copystack: a named stop
     cgo/*) echo asmcgocall ;;
@@ -39,6 +40,8 @@ for state in "${states[@]}"; do
     gogo-gp) desc=${desc:-"Stopped in arm64 gogo's gp window at $(jq -r .stopped_pc "$meta") (the instruction after MOVD R0, RSP: SP is the goroutine's sched.sp, R29 and LR still the g0 side's, the gobuf not yet cleared). The goroutine is walked from sched.pc (exact), its caller from sched.lr, then its frame records from sched.bp: equal to Go's own starting point (tools/coredump/fp_oracle.py --gobuf); Delve 1.20 repeats gogo."} ;;
     sstack-g0) desc=${desc:-"Stopped in arm64 systemstack's g0 window at $(jq -r .stopped_pc "$meta") (the instruction after its first BL runtime.save_g: R28 is g0, SP and R29 still the goroutine's), while a goroutine allocates large objects. Walked as on the goroutine (unwinder/systemstack_window.h): systemstack's frame, then its caller, named after m.curg and not on g0; before this window was decoded the thread was taken for g0's and the switch crossed before it happened. Oracle: the frame-record chain from R29 (tools/coredump/fp_oracle.py) and Delve."} ;;
     sstack-gp) desc=${desc:-"Stopped in arm64 systemstack's gp window at $(jq -r .stopped_pc "$meta") (the instruction after its second BL runtime.save_g: R28 is m.curg again, SP still on g0 where fn returned). Walked as on g0, crossing systemstack to the goroutine; before this window was decoded the walk took g0's SP for the goroutine's and read the fake return into runtime.mstart at g0.sched.sp (a wrong stack counted whole). Oracle: the stopped pc, then the goroutine's gobuf (tools/coredump/fp_oracle.py --gobuf: the frame-record chain from sched.bp, systemstack's own record); Delve walks g0's SP as the old unwinder did."} ;;
+    acgo-g0) desc=${desc:-"Stopped in amd64 asmcgocall's g0 window at $(jq -r .stopped_pc "$meta") (the SP load right after MOVQ SI, FS:g: TLS g is already g0, SP still the goroutine's), while a goroutine calls C in a loop. Walked as on the goroutine (FindAsmcgocallWindow): asmcgocall's frame, then cgocall, named after the goroutine and not on g0."} ;;
+    acgo-gp) desc=${desc:-"Stopped in amd64 asmcgocall's gp window at $(jq -r .stopped_pc "$meta") (MOVQ SI, SP right after MOVQ DI, FS:g: TLS g is the goroutine again, SP still on g0 where C returned). Walked as on g0, crossing asmcgocall to cgocall; before session 20 the walk took g0's SP for the goroutine's and read asmcgocall's saved g (Go 1.21+) or stack depth as a return address: a stray frame in a stack counted whole (8 of 5,049 samples in one recording of a short-cgo-call loop on Go 1.27)."} ;;
   esac
   args=(coredump new --core "$core" --binary "$bin" --name "$name" --dir "$DIR" --state "$state"
         --description "$desc")

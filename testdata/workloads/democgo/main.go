@@ -1,6 +1,8 @@
 // Command democgo is the cgo test workload: one goroutine calls a C function that spins in C
 // frames compiled with frame pointers (asmcgocall crossing), another spins in Go. Flags match
-// the demo workload: -duration (0 = until SIGINT/SIGTERM), -cpuprofile, -counters, -v.
+// the demo workload: -duration (0 = until SIGINT/SIGTERM), -cpuprofile, -counters, -v; and
+// -rounds, the C work per call (0: calls that return at once, so that samples land in
+// asmcgocall's switch to g0 and back as often as in a program that calls small C functions).
 package main
 
 /*
@@ -23,6 +25,9 @@ __attribute__((noinline)) uint64_t c_spin_middle(uint64_t x, int rounds) {
 	for (int i = 0; i < rounds; i++) x = c_spin_inner(x);
 	return x;
 }
+
+// c_tiny returns at once: the cgo loop with -rounds=0 calls it, the shortest call into C.
+__attribute__((noinline)) uint64_t c_tiny(uint64_t x) { return x * 3 + 1; }
 
 // c_spin runs about rounds * 1000 iterations entirely in C before returning to Go.
 __attribute__((noinline)) uint64_t c_spin(uint64_t seed, int rounds) {
@@ -47,14 +52,19 @@ import (
 var stopFlag atomic.Bool
 var cgoCalls, goIters atomic.Uint64
 
-// cgoCaller calls into C repeatedly; each call spins for a few hundred microseconds in C.
+// cgoCaller calls into C repeatedly; each call spins for rounds * 1000 iterations in C (200: a
+// few hundred microseconds; 0: c_tiny, which returns at once).
 //
 //go:noinline
-func cgoCaller(wg *sync.WaitGroup) {
+func cgoCaller(wg *sync.WaitGroup, rounds int) {
 	defer wg.Done()
 	var acc C.uint64_t
 	for !stopFlag.Load() {
-		acc = C.c_spin(acc, 200)
+		if rounds == 0 {
+			acc = C.c_tiny(acc)
+		} else {
+			acc = C.c_spin(acc, C.int(rounds))
+		}
 		cgoCalls.Add(1)
 	}
 	sink += uint64(acc)
@@ -87,6 +97,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a runtime/pprof CPU profile of the whole run to this file")
 	countersFile := flag.String("counters", "", "write operation counts (JSON) to this file at exit")
 	verbose := flag.Bool("v", false, "print the counters on stdout at exit")
+	rounds := flag.Int("rounds", 200, "C work per cgo call, in thousands of iterations (0: return at once)")
 	flag.Parse()
 
 	if *cpuprofile != "" {
@@ -107,7 +118,7 @@ func main() {
 	start := time.Now()
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go cgoCaller(&wg)
+	go cgoCaller(&wg, *rounds)
 	go goSpin(&wg)
 
 	var timeout <-chan time.Time
