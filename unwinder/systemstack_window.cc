@@ -30,22 +30,29 @@ bool A64SpLoad(const A64Insn& in, const bool* loaded) {
   return in.op == A64Op::kAddImm && in.rd == 31 && in.imm == 0 && in.rn >= 0 && in.rn < 31 && loaded[in.rn];
 }
 
-SystemstackWindow FindArm64(const sym::Binary& bin, const sym::GoPclntab& go) {
+// arm64: the two windows of runtime.systemstack or runtime.asmcgocall (`cgo`), each opened by
+// a `BL runtime.save_g` after g (R28) is set and closed by the move into RSP. asmcgocall aligns
+// SP on g0 before its call (MOVD RSP, R13; SUB; MOVD R13, RSP), keeps the C result in R9 around
+// its way back (MOVD R0, R9 before the load of g), and computes the goroutine's SP from its
+// stack top and the saved depth (two loads, SUB, MOVD R9, R0, then MOVD R5, RSP).
+SystemstackWindow FindArm64(const sym::Binary& bin, const sym::GoPclntab& go, const char* fn_name, bool cgo) {
   SystemstackWindow w;
-  auto fn = go.FindFuncByName("runtime.systemstack");
+  auto fn = go.FindFuncByName(fn_name);
   auto save = go.FindFuncByName("gosave_systemstack_switch");
   if (!fn || fn->end <= fn->entry || !save) {
-    w.why = fn ? "no function gosave_systemstack_switch" : "no function runtime.systemstack";
+    w.why = fn ? "no function gosave_systemstack_switch" : std::string("no function ") + fn_name;
     return w;
   }
   auto code = bin.elf().ReadVaddr(fn->entry, static_cast<size_t>(std::min<uint64_t>(fn->end - fn->entry, 256)));
   if (!code.ok()) {
-    w.why = "runtime.systemstack unreadable";
+    w.why = std::string(fn_name) + " unreadable";
     return w;
   }
   // 0: want BL gosave_systemstack_switch; 1: MOVD R5, R28 right after it; 2: BL save_g right
   // after; 3: loads, then MOVD Rn, RSP; 4: BL (Rn) (fn), nothing writing SP or branching
-  // before it; 5: loads, the last into R28; 6: BL save_g (the same); 7: a load, then MOVD Rn, RSP.
+  // before it (asmcgocall: SP from a register); 5: loads (asmcgocall: and register moves), the
+  // last into R28; 6: BL save_g (the same); 7: a load, then MOVD Rn, RSP (asmcgocall: Rn
+  // computed from loads).
   int step = 0;
   bool loaded[32] = {};
   for (size_t off = 0; off + 4 <= code->size() && step < 8; off += 4) {
@@ -68,20 +75,26 @@ SystemstackWindow FindArm64(const sym::Binary& bin, const sym::GoPclntab& go) {
       std::memset(loaded, 0, sizeof(loaded));
       step++;
     } else if (step == 3 || step == 7) {
+      bool computed = cgo && step == 7 && in.op == A64Op::kOther && in.writes_rd && in.rd >= 0 && in.rd < 28;
       if (A64SpLoad(in, loaded)) {
         (step == 3 ? w.g0_hi : w.gp_hi) = next;  // the SP load has not run at its own pc
         step++;
       } else if (load && in.rt != 28 && in.rt != 29 && in.rt != 30) {
         loaded[in.rt] = true;
+      } else if (computed) {
+        loaded[in.rd] = true;  // SUB R6, R5, R5: the stack top less the saved depth
+      } else if (cgo && step == 7 && in.op == A64Op::kMovReg && in.rd >= 0 && in.rd < 28) {
+        loaded[in.rd] = false;  // MOVD R9, R0: the C result back, not the SP
       } else {
         break;
       }
     } else if (step == 4) {
+      bool sp_write = in.op == A64Op::kAddImm && in.rd == 31 && in.rd_is_sp;
       if (in.op == A64Op::kBLR) step = 5;
-      else if (A64Branch(in) || (in.op == A64Op::kAddImm && in.rd == 31 && in.rd_is_sp)) break;
+      else if (A64Branch(in) || (sp_write && !(cgo && in.imm == 0 && in.rn >= 0 && in.rn < 28))) break;
     } else if (step == 5) {
-      if (!load) break;
-      if (in.rt == 28) {
+      if (!load && !(cgo && in.op == A64Op::kMovReg && in.rd >= 0 && in.rd < 28)) break;
+      if (load && in.rt == 28) {
         w.gp_lo = next;
         step = 6;
       }
@@ -97,7 +110,7 @@ SystemstackWindow FindArm64(const sym::Binary& bin, const sym::GoPclntab& go) {
                                   "BL runtime.save_g after it",
                                   "MOVD gobuf_sp(R28), Rn; MOVD Rn, RSP after it"};
     w = SystemstackWindow{};
-    w.why = std::string("runtime.systemstack: no ") + kWant[step];
+    w.why = std::string(fn_name) + ": no " + kWant[step];
     return w;
   }
   w.found = true;
@@ -188,27 +201,24 @@ SystemstackWindow FindAmd64(const sym::Binary& bin, const sym::GoPclntab& go, co
   return w;
 }
 
+// The same dispatch for both functions: they switch the same way on each architecture.
+SystemstackWindow FindForArch(const sym::Binary& bin, const char* fn_name, bool cgo) {
+  const sym::GoPclntab* go = bin.go();
+  if (go != nullptr && bin.elf().arch() == sym::Arch::kArm64) return FindArm64(bin, *go, fn_name, cgo);
+  if (go != nullptr && bin.elf().arch() == sym::Arch::kAmd64) return FindAmd64(bin, *go, fn_name, cgo);
+  SystemstackWindow w;
+  w.why = "not amd64 or arm64 Go";
+  return w;
+}
+
 }  // namespace
 
 SystemstackWindow FindSystemstackWindow(const sym::Binary& bin) {
-  SystemstackWindow w;
-  const sym::GoPclntab* go = bin.go();
-  if (go != nullptr && bin.elf().arch() == sym::Arch::kArm64) return FindArm64(bin, *go);
-  if (go == nullptr || bin.elf().arch() != sym::Arch::kAmd64) {
-    w.why = "not amd64 or arm64 Go";
-    return w;
-  }
-  return FindAmd64(bin, *go, "runtime.systemstack", /*cgo=*/false);
+  return FindForArch(bin, "runtime.systemstack", /*cgo=*/false);
 }
 
 SystemstackWindow FindAsmcgocallWindow(const sym::Binary& bin) {
-  SystemstackWindow w;
-  const sym::GoPclntab* go = bin.go();
-  if (go == nullptr || bin.elf().arch() != sym::Arch::kAmd64) {
-    w.why = "amd64 Go only (arm64's windows are not decoded)";
-    return w;
-  }
-  return FindAmd64(bin, *go, "runtime.asmcgocall", /*cgo=*/true);
+  return FindForArch(bin, "runtime.asmcgocall", /*cgo=*/true);
 }
 
 }  // namespace sb::unwinder

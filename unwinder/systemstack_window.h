@@ -46,7 +46,15 @@ SystemstackWindow FindSystemstackWindow(const sym::Binary& bin);
 //   SUBQ/ANDQ SP; save g and the depth; CALL AX (landing pad from Go 1.23: C code on g0)
 //   MOVQ DI, FS:g          TLS g = the goroutine again     } gp window: SP still on g0, where
 //   MOVQ SI, SP                                            }   C has returned
-// amd64 only; on arm64 (g set before SP too, with save_g between) not decoded: found = false.
+// and on arm64, as systemstack's (save_g_lo/hi: the same save_g):
+//   BL gosave_systemstack_switch<>
+//   MOVD R3, R28          g = g0                           } g0 window: SP still the
+//   BL runtime.save_g                                      }   goroutine's
+//   MOVD gobuf_sp(R28), R0 ; MOVD R0, RSP                  }
+//   ... align SP, save g and the depth, BL (R1) (C on g0) ...
+//   MOVD R0, R9 ; MOVD 0(RSP), R28   g = the goroutine     } gp window: SP still on g0
+//   BL runtime.save_g                                      }
+//   MOVD stack_hi(R28), R5 ; MOVD 8(RSP), R6 ; SUB R6, R5, R5 ; MOVD R9, R0 ; MOVD R5, RSP
 SystemstackWindow FindAsmcgocallWindow(const sym::Binary& bin);
 
 }  // namespace sb::unwinder

@@ -2080,6 +2080,47 @@ TEST_F(SystemstackWindowArm64Test, SwitchBackWalksG0AndCrosses) {
   EXPECT_EQ(Frames(before), (std::vector<uint64_t>{kSystemstack + 0x34, kMstart + 4}));
 }
 
+// arm64 runtime.asmcgocall's windows (FindAsmcgocallWindow): the same shape around save_g as
+// systemstack's, here at kAsmcgocall (frame 0x20 from +4, returning into cgocall at kMainF +
+// 0x90): +0x18 BL save_g after MOVD R3, R28 (g0) | MOVD gobuf_sp(R28), R0 | +0x20 MOVD R0, RSP;
+// after the C call +0x2c BL save_g after MOVD 0(RSP), R28 (the goroutine) | two loads, SUB,
+// MOVD R9, R0 | +0x40 MOVD R5, RSP. On the way back SP is g0's aligned frame holding the saved
+// g ([SP]) and the goroutine's stack depth ([SP+8]).
+TEST_F(SystemstackWindowArm64Test, AsmcgocallWindowsWalkAsTheirSpSays) {
+  info_.acgo_g0_lo = kAsmcgocall + 0x18;
+  info_.acgo_g0_hi = kAsmcgocall + 0x24;
+  info_.acgo_gp_lo = kAsmcgocall + 0x2c;
+  info_.acgo_gp_hi = kAsmcgocall + 0x44;
+  uint64_t a_sp = ss_sp_;  // asmcgocall's frame on the goroutine (systemstack's in SetUp)
+  SetSched(kG, a_sp, kSystemstackSwitch + 8, a_sp - 8);
+  mem_.Put64(g0_sp_, kG);                      // asmcgocall's saved g
+  mem_.Put64(g0_sp_ + 8, kGStackHi - a_sp);    // and the depth
+  // Switch in (R28 g0, SP still the goroutine's): as on the goroutine, also inside save_g.
+  auto in = Run(kAsmcgocall + 0x1c, a_sp, a_sp - 8, kAsmcgocall + 0x1c, kG0);
+  EXPECT_EQ(Frames(in), With({kAsmcgocall + 0x1c}, below_));
+  EXPECT_EQ(in.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(in.sample.goid, 42u);
+  EXPECT_FALSE(in.sample.flags & SB_SAMPLE_ON_G0);
+  auto in_save_g = Run(kSaveG + 0x4, a_sp, a_sp - 8, kAsmcgocall + 0x1c, kG0);
+  EXPECT_EQ(Frames(in_save_g), With({kSaveG + 0x4, kAsmcgocall + 0x1c}, below_));
+  EXPECT_FALSE(in_save_g.sample.flags & SB_SAMPLE_ON_G0);
+  // Switch back (R28 the goroutine, SP on g0 where C returned): as on g0, crossing asmcgocall.
+  auto back = Run(kAsmcgocall + 0x34, g0_sp_, kG0StackHi - 0x100, kAsmcgocall + 0x30, kG);
+  EXPECT_EQ(Frames(back), With({kAsmcgocall + 0x34}, below_));
+  EXPECT_EQ(back.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(back.sample.goid, 42u);
+  EXPECT_TRUE(back.sample.flags & SB_SAMPLE_ON_G0);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+  auto back_save_g = Run(kSaveG + 0x4, g0_sp_, kG0StackHi - 0x100, kAsmcgocall + 0x30, kG);
+  EXPECT_EQ(Frames(back_save_g), With({kSaveG + 0x4, kAsmcgocall + 0x30}, below_));
+  EXPECT_TRUE(back_save_g.sample.flags & SB_SAMPLE_ON_G0);
+  // Without the decoded windows: the way back reads g0's words as the goroutine's frames (the
+  // saved g as asmcgocall's return address).
+  info_.acgo_gp_hi = 0;
+  auto before = Run(kAsmcgocall + 0x34, g0_sp_, a_sp - 8, kAsmcgocall + 0x30, kG);
+  EXPECT_EQ(Frames(before), (std::vector<uint64_t>{kAsmcgocall + 0x34, kG}));
+}
+
 // arm64 morestack's save is checked in the text too: a BL elsewhere is not morestack's call.
 TEST_F(UnwindCoreArm64Test, MorestackNeedsTheBlToMorestack) {
   uint64_t g0_sp = kG0StackHi - 0x200, g0_fp = g0_sp - 8;

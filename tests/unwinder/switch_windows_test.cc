@@ -3,7 +3,7 @@
 // and arm64 (cross-built), with symbols and stripped (-s -w), amd64 also as PIE:
 //   - the function every call site of runtime.mcall passes (unwinder/mcall_callees.h),
 //   - runtime.systemstack's two windows, arm64's included (unwinder/systemstack_window.h),
-//   - runtime.asmcgocall's two windows of the same kind (amd64; unwinder/systemstack_window.h),
+//   - runtime.asmcgocall's two windows of the same kind, arm64's included (unwinder/systemstack_window.h),
 //   - gogo's windows, arm64's included (unwinder/gogo_window.h),
 //   - systemstack's and asmcgocall's switched and direct paths (unwinder/switch_paths.h).
 // A release whose runtime code moved makes this fail.
@@ -156,30 +156,44 @@ void CheckSystemstack(const Analyzed& a, bool arm64) {
   for (uint64_t lo : {w.g0_lo, w.gp_lo}) EXPECT_TRUE(FsStoreBefore(a, lo)) << std::hex << lo;
 }
 
-// amd64 asmcgocall: the g0 window is the one SP load after the TLS store of g0 (MOVQ
-// gobuf_sp(SI), SP), the gp window the one register move into SP after the TLS store of the
-// goroutine (MOVQ SI, SP), both inside the switched path. arm64: not decoded, nothing in the
-// proc info.
+// asmcgocall, both windows inside the switched path. amd64: the g0 window is the one SP load
+// after the TLS store of g0 (MOVQ gobuf_sp(SI), SP), the gp window the one register move into SP
+// after the TLS store of the goroutine (MOVQ SI, SP). arm64: each opens with BL save_g (the
+// same save_g as systemstack's) after g is set (MOVD R3, R28; MOVD 0(RSP), R28), the g0 window
+// closes with MOVD R0, RSP after the load of g0.sched.sp, the gp window with MOVD R5, RSP after
+// SUB R6, R5, R5 and MOVD R9, R0.
 void CheckAsmcgocall(const Analyzed& a, bool arm64) {
   const auto& w = a.facts->asmcgocall;
   sb_proc_info pi = MakeProcInfo(*a.facts, 0x1000, 0);
-  if (arm64) {
-    EXPECT_FALSE(w.found);
-    EXPECT_EQ(pi.acgo_g0_hi, 0u);
-    EXPECT_EQ(pi.acgo_gp_hi, 0u);
-    return;
-  }
   ASSERT_TRUE(w.found) << w.why;
   const auto& paths = a.facts->asmcgocall_paths;
   EXPECT_LT(paths.switched_lo, w.g0_lo);
+  EXPECT_LT(w.g0_hi, w.gp_lo);
   EXPECT_LT(w.gp_hi, paths.direct_lo);
   auto bytes = [&](uint64_t lo, uint64_t hi) {
     auto b = a.bin->elf().ReadVaddr(lo, hi - lo);
     return b.ok() ? std::string(b->data(), b->size()) : std::string();
   };
-  EXPECT_EQ(bytes(w.g0_lo, w.g0_hi), std::string("\x48\x8b\x66\x38", 4)) << "MOVQ 0x38(SI), SP";
-  EXPECT_EQ(bytes(w.gp_lo, w.gp_hi), std::string("\x48\x89\xf4", 3)) << "MOVQ SI, SP";
-  for (uint64_t lo : {w.g0_lo, w.gp_lo}) EXPECT_TRUE(FsStoreBefore(a, lo)) << std::hex << lo;
+  if (arm64) {
+    auto word = [&](uint64_t pc) {
+      uint32_t v = 0;
+      std::string b = bytes(pc, pc + 4);
+      if (b.size() == 4) std::memcpy(&v, b.data(), 4);
+      return v;
+    };
+    EXPECT_EQ(word(w.g0_lo - 4), 0xAA0303FCu) << std::hex << w.g0_lo << ": MOVD R3, R28 before";
+    EXPECT_EQ(word(w.gp_lo - 4), 0xF94003FCu) << std::hex << w.gp_lo << ": MOVD (RSP), R28 before";
+    for (uint64_t lo : {w.g0_lo, w.gp_lo}) EXPECT_EQ(word(lo) & 0xFC000000u, 0x94000000u) << std::hex << lo << ": BL first";
+    EXPECT_EQ(w.save_g_lo, a.facts->systemstack.save_g_lo);
+    EXPECT_EQ(w.g0_hi - w.g0_lo, 12u) << "BL save_g; MOVD 56(R28), R0; MOVD R0, RSP";
+    EXPECT_EQ(word(w.g0_hi - 4), 0x9100001Fu) << "MOVD R0, RSP";
+    EXPECT_EQ(w.gp_hi - w.gp_lo, 24u) << "BL save_g; 2 loads; SUB; MOVD R9, R0; MOVD R5, RSP";
+    EXPECT_EQ(word(w.gp_hi - 4), 0x910000BFu) << "MOVD R5, RSP";
+  } else {
+    EXPECT_EQ(bytes(w.g0_lo, w.g0_hi), std::string("\x48\x8b\x66\x38", 4)) << "MOVQ 0x38(SI), SP";
+    EXPECT_EQ(bytes(w.gp_lo, w.gp_hi), std::string("\x48\x89\xf4", 3)) << "MOVQ SI, SP";
+    for (uint64_t lo : {w.g0_lo, w.gp_lo}) EXPECT_TRUE(FsStoreBefore(a, lo)) << std::hex << lo;
+  }
   EXPECT_EQ(pi.acgo_g0_lo, w.g0_lo + 0x1000);
   EXPECT_EQ(pi.acgo_gp_hi, w.gp_hi + 0x1000);
   EXPECT_LE(pi.windows_lo, pi.acgo_g0_lo);

@@ -42,10 +42,11 @@ case $STATE in
 asyncpreempt) PROG_STATE=crash BREAK=${BREAK:-runtime.asyncPreempt2} ;;
 gogo-g0|gogo-gp) PROG_STATE=dropg GOGO_WINDOW=1 ;;  # channel handoffs: gogo at each, after park_m
 sstack-g0|sstack-gp) PROG_STATE=systemstack SSTACK_WINDOW=1 ;;  # large allocations: systemstack at each
+acgo-g0|acgo-gp) PROG_STATE=cgo SSTACK_WINDOW=runtime.asmcgocall ;;  # C calls: asmcgocall at each
 esac
 BREAK=${BREAK:-}
 if [ -n "${BINARY:-}" ]; then
-	case $STATE in cgo|cgocallback) BIN=$OUT/corecases-cgo.arm64 ;; *) BIN=$OUT/corecases.arm64 ;; esac
+	case $STATE in cgo|cgocallback|acgo-*) BIN=$OUT/corecases-cgo.arm64 ;; *) BIN=$OUT/corecases.arm64 ;; esac
 	cp "$BINARY" "$BIN" && chmod +x "$BIN"
 else
 	BIN=$(build_corecases arm64 "$STATE" "$OUT")
@@ -57,13 +58,14 @@ if [ -n "${GOGO_WINDOW:-}" ] && [ -z "$BREAK" ]; then  # the window's first inst
 	BREAK="*$a"
 fi
 if [ -n "${SSTACK_WINDOW:-}" ] && [ -z "$BREAK" ]; then
-	a=$(sstack_window_addr "$BIN" "${STATE#sstack-}")
-	[ -n "$a" ] || die "$STATE: systemstack's window not found in $BIN"
+	fn=runtime.systemstack; [ "$SSTACK_WINDOW" = 1 ] || fn=$SSTACK_WINDOW
+	a=$(sstack_window_addr "$BIN" "${STATE#*-}" "$fn")
+	[ -n "$a" ] || die "$STATE: $fn's window not found in $BIN"
 	BREAK="*$a"
 fi
 if [ -n "$BREAK" ]; then command -v gdb-multiarch >/dev/null || die "BREAK needs gdb-multiarch"; fi
 QEMU_ARGS=() EXTRA_ARGS=() SETTLE=0.3 RUN_ENV=() SIGDFL=(-sigdfl)
-case $STATE in cgo|cgocallback) QEMU_ARGS=(-L /usr/aarch64-linux-gnu) ;; esac
+case $STATE in cgo|cgocallback|acgo-*) QEMU_ARGS=(-L /usr/aarch64-linux-gnu) ;; esac
 
 # classify.py rules (see its docstring): conditions on one thread's FP-walked frames / Go view.
 case $STATE in

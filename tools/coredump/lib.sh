@@ -13,10 +13,10 @@ STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso
 # in one of gogo's windows while it hands the M to a goroutine parked on a channel;
 # sstack-g0 / sstack-gp, one stopped in one of systemstack's windows (g already g0, SP still
 # the goroutine's; g m.curg again, SP still on g0) while a goroutine allocates large objects.
-# acgo-g0 / acgo-gp: the cgo workload stopped in one of asmcgocall's windows (TLS g already g0,
-# SP still the goroutine's; TLS g the goroutine again, SP still on g0 where C returned).
+# acgo-g0 / acgo-gp (both architectures): the cgo workload stopped in one of asmcgocall's windows
+# (g already g0, SP still the goroutine's; g the goroutine again, SP still on g0 where C returned).
 EXTRA_STATES="labels systemstack-nested acgo-g0 acgo-gp"
-ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp"
+ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp acgo-g0 acgo-gp"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
@@ -79,7 +79,8 @@ addr_after_dropg() {
 # switched path's RET (the unwinder decodes the same point: unwinder/switch_paths.cc).
 direct_path_addr() {
 	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.systemstack(\.abi0)?$' "$1" | awk '
-		take { print $2; exit }
+		done { next }
+		take { print $2; done = 1; next }
 		$3 ~ /^c3$/ && $4 == "RET" { take = 1 }'
 }
 
@@ -89,17 +90,22 @@ direct_path_addr() {
 # the goroutine's sched.sp, R29 and LR not loaded yet).
 gogo_window_addr() {
 	GOOS= GOARCH= "$GO" tool objdump -s '^gogo(<>)?$' "$1" | awk -v w="$2" '
-		take { print $2; exit }
+		done { next }
+		take { print $2; done = 1; next }
 		w == "g0" && $4 == "CALL" && $5 ~ /^runtime\.save_g/ { take = 1 }
 		w == "gp" && $4 == "MOVD" && $5 == "R0," && $6 == "RSP" { take = 1 }'
 }
 
-# sstack_window_addr BIN g0|gp: arm64 runtime.systemstack's windows (unwinder/systemstack_window.cc
+# sstack_window_addr BIN g0|gp [FUNC]: arm64 runtime.systemstack's windows (FUNC
+# runtime.asmcgocall: asmcgocall's, which switch the same way; unwinder/systemstack_window.cc
 # decodes the same points): the instruction after its first `CALL runtime.save_g` (g0: R28 is
-# g0, SP still the goroutine's) or its second (gp: R28 is m.curg again, SP still on g0).
+# g0, SP still the goroutine's) or its second (gp: R28 is the goroutine again, SP still on g0).
 sstack_window_addr() {
-	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.systemstack(\.abi0)?$' "$1" | awk -v w="$2" '
-		take { print $2; exit }
+	local fn=${3:-runtime.systemstack}
+	# awk reads to the end: an early exit can kill objdump with SIGPIPE, which pipefail reports
+	GOOS= GOARCH= "$GO" tool objdump -s "^${fn//./\\.}(\\.abi0)?\$" "$1" | awk -v w="$2" '
+		done { next }
+		take { print $2; done = 1; next }
 		$4 == "CALL" && $5 ~ /^runtime\.save_g/ { n++; if ((w == "g0" && n == 1) || (w == "gp" && n == 2)) take = 1 }'
 }
 
@@ -110,7 +116,8 @@ sstack_window_addr() {
 # loads g from TLS.
 acgo_window_addr() {
 	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.asmcgocall(\.abi0)?$' "$1" | awk -v w="$2" '
-		take { print $2; exit }
+		done { next }
+		take { print $2; done = 1; next }
 		$4 == "MOVQ" && $6 ~ /^FS:/ { n++; if ((w == "g0" && n == 1) || (w == "gp" && n == 2)) take = 1 }'
 }
 
