@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace sb::unwinder {
 
@@ -49,5 +50,13 @@ struct A64Insn {
 
 // Decodes one little-endian instruction word located at `pc`.
 A64Insn DecodeA64(uint32_t word, uint64_t pc);
+
+// Decodes the instruction at byte `off` of `code` (the function's bytes from `entry`; the caller
+// keeps off + 4 <= size): the decoders of the runtime's switch code walk it word by word.
+inline A64Insn DecodeA64At(const char* code, size_t off, uint64_t entry) {
+  uint32_t word = 0;
+  std::memcpy(&word, code + off, 4);  // little-endian, as arm64 Linux runs
+  return DecodeA64(word, entry + off);
+}
 
 }  // namespace sb::unwinder

@@ -32,10 +32,8 @@ GogoWindow FindArm64(const sym::Binary& bin, const sym::GoPclntab& go) {
   int loaded_from[32];
   for (int& r : loaded_from) r = -1;
   for (size_t off = 0; off + 4 <= code->size() && step < 4; off += 4) {
-    uint32_t word = 0;
-    memcpy(&word, code->data() + off, 4);
     uint64_t pc = fn->entry + off, next = pc + 4;
-    A64Insn in = DecodeA64(word, pc);
+    A64Insn in = DecodeA64At(code->data(), off, fn->entry);
     if (step == 0) {
       if (!(in.op == A64Op::kMovReg && in.rd == 28)) break;
       w.g0_lo = next;

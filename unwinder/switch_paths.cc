@@ -78,10 +78,8 @@ bool ScanAmd64(std::string_view code, uint64_t entry, uint64_t save_entry, Scan*
 
 bool ScanArm64(std::string_view code, uint64_t entry, uint64_t save_entry, Scan* s) {
   for (size_t off = 0; off + 4 <= code.size(); off += 4) {
-    uint32_t word = 0;
-    std::memcpy(&word, code.data() + off, 4);  // little-endian, as gogo_window.cc reads it
     uint64_t pc = entry + off;
-    A64Insn in = DecodeA64(word, pc);
+    A64Insn in = DecodeA64At(code.data(), off, entry);
     if (in.op == A64Op::kBCond) s->cond.push_back(Branch{in.target});
     if (in.op == A64Op::kBL && in.target == save_entry) {
       s->save_call = pc;

@@ -56,10 +56,8 @@ SystemstackWindow FindArm64(const sym::Binary& bin, const sym::GoPclntab& go, co
   int step = 0;
   bool loaded[32] = {};
   for (size_t off = 0; off + 4 <= code->size() && step < 8; off += 4) {
-    uint32_t word = 0;
-    std::memcpy(&word, code->data() + off, 4);
-    uint64_t pc = fn->entry + off, next = pc + 4;
-    A64Insn in = DecodeA64(word, pc);
+    uint64_t next = fn->entry + off + 4;
+    A64Insn in = DecodeA64At(code->data(), off, fn->entry);
     bool load = in.op == A64Op::kLoad && in.index == A64Index::kOffset && in.rt >= 0 && in.rt < 31;
     if (step == 0) {
       if (in.op == A64Op::kBL && in.target == save->entry) step = 1;
