@@ -16,6 +16,7 @@ pkgs=(
   golang-go                                     # Go 1.19: builds the test workloads
   qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross  # arm64 workloads (cgo too)
   delve gdb linux-perf                          # oracles and baselines
+  gdb-multiarch                                 # arm64 core captures through qemu's gdbstub
   libcap2-bin                                   # capsh: tests drop BPF capabilities
   binutils file procps jq
   ccache                                        # shared compiler cache (worktrees, re-runs)
