@@ -298,7 +298,9 @@ struct GoPclntab::Impl {
 namespace {
 
 // The pclntab's bytes and address: the section when present (".gopclntab"; PIE puts it in
-// ".data.rel.ro.gopclntab"), else a scan of the loaded segments for a valid header.
+// ".data.rel.ro.gopclntab"), else a scan of the loaded segments for a valid header: read-only
+// data first, writable (PIE's relro) second, and last the executable ones, where GNU ld puts
+// all read-only sections on arm64 when Go links externally (cgo: no -z separate-code).
 std::optional<std::pair<std::string_view, uint64_t>> LocateTable(const ElfFile& elf) {
   for (const char* name : {".gopclntab", ".data.rel.ro.gopclntab"}) {
     if (const ElfSection* s = elf.FindSection(name)) {
@@ -306,12 +308,11 @@ std::optional<std::pair<std::string_view, uint64_t>> LocateTable(const ElfFile& 
       if (!d.empty() && ParseHeader(ByteView(d))) return std::make_pair(d, s->addr);
     }
   }
-  for (int pass = 0; pass < 2; pass++) {
+  for (int pass = 0; pass < 3; pass++) {
     for (const ElfSegment& seg : elf.segments()) {
       if (seg.type != PT_LOAD) continue;
-      // Read-only data first; writable (PIE's relro) second; code never holds it.
-      bool writable = (seg.flags & PF_W) != 0;
-      if ((seg.flags & PF_X) != 0 || writable != (pass == 1)) continue;
+      int kind = (seg.flags & PF_X) != 0 ? 2 : (seg.flags & PF_W) != 0 ? 1 : 0;
+      if (kind != pass) continue;
       auto d = ByteView(elf.bytes()).Sub(seg.offset, seg.filesz);
       if (!d) continue;
       // The header is pointer-aligned in memory.
@@ -332,17 +333,17 @@ std::optional<std::pair<std::string_view, uint64_t>> LocateTable(const ElfFile& 
   return std::nullopt;
 }
 
-// True when vaddr is file-backed in a loaded, non-executable segment: where go:func.* lives
-// (it is read-only data; the pclntab itself in Go 1.27). Rejects words that happen to point
-// into the text, which a wrong layout guess yields on arm64.
-bool IsDataAddress(const ElfFile& elf, uint64_t vaddr) {
+// Where vaddr is file-backed in a loaded segment: 0 nowhere, 1 in a non-executable one (where
+// go:func.* is: read-only data; the pclntab itself in Go 1.27), 2 in an executable one. GNU ld
+// on arm64 (external linking: cgo) puts .rodata in the text's segment (no -z separate-code), so
+// go:func.* is there; a word a wrong layout guess yields may point into the text as well, so a
+// candidate there must pass CheckGoFunc's decoding, never be taken as a fallback.
+int LoadedSegmentKind(const ElfFile& elf, uint64_t vaddr) {
   for (const ElfSegment& seg : elf.segments()) {
-    if (seg.type == PT_LOAD && (seg.flags & PF_X) == 0 && vaddr >= seg.vaddr &&
-        vaddr - seg.vaddr < seg.filesz) {
-      return true;
-    }
+    if (seg.type == PT_LOAD && vaddr >= seg.vaddr && vaddr - seg.vaddr < seg.filesz)
+      return (seg.flags & PF_X) == 0 ? 1 : 2;
   }
-  return false;
+  return 0;
 }
 
 }  // namespace
@@ -402,13 +403,14 @@ Result<std::shared_ptr<GoPclntab>> GoPclntab::Parse(std::shared_ptr<const ElfFil
     std::optional<uint64_t> fallback;
     for (int w : GoFuncWordCandidates(h.format == PclntabFormat::kGo120)) {
       uint64_t cand = impl->moduledata->Word(w);
-      if (cand == 0 || !IsDataAddress(*elf, cand)) continue;
+      int kind = cand == 0 ? 0 : LoadedSegmentKind(*elf, cand);
+      if (kind == 0) continue;
       auto ok = impl->CheckGoFunc(cand);
       if (ok && *ok) {
         impl->gofunc = cand;
         break;
       }
-      if (!ok && !fallback) fallback = cand;  // nothing to check against: first plausible
+      if (!ok && !fallback && kind == 1) fallback = cand;  // nothing to check against: first plausible
     }
     if (!impl->gofunc && fallback) impl->gofunc = fallback;
   }

@@ -3,6 +3,7 @@
 // Stripped and PIE builds must answer exactly like the plain build.
 #include "symbolizer/go_pclntab.h"
 
+#include <elf.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -227,12 +228,14 @@ TEST_F(GoPclntabTest, FileLineMatchesObjdumpPie) {
   CheckAgainstAddr2Line(progs().pie, *tab, true);
 }
 
-// Runs symtest: it prints runtime.Callers' pcs and CallersFrames' frames. Expanding each
-// return address (minus one) with Symbolize must reproduce CallersFrames exactly.
-void CheckCallersFrames(const std::string& binary) {
-  auto tab = ParseOrDie(binary);
+// Runs symtest (under `runner`, e.g. qemu): it prints runtime.Callers' pcs and CallersFrames'
+// frames. Expanding each return address (minus one) with Symbolize must reproduce CallersFrames
+// exactly. `tab`: the table to check (default: parsed from the binary).
+void CheckCallersFrames(const std::string& binary, const std::string& runner = "",
+                        std::shared_ptr<GoPclntab> tab = nullptr) {
+  if (!tab) tab = ParseOrDie(binary);
   ASSERT_NE(tab, nullptr);
-  auto r = RunCommand(Quote(binary), false);
+  auto r = RunCommand(runner + Quote(binary), false);
   ASSERT_EQ(r.status, 0) << r.out;
   std::vector<uint64_t> pcs;
   std::vector<std::string> want;
@@ -284,6 +287,39 @@ TEST_F(GoPclntabTest, InlineExpansionMatchesCallersFramesStripped) {
 
 TEST_F(GoPclntabTest, InlineExpansionMatchesCallersFramesPie) {
   CheckCallersFrames(progs().pie_stripped);
+}
+
+// arm64 and cgo: Go links externally and GNU ld (no -z separate-code on arm64) puts .rodata,
+// so go:func.* (the base of the inline trees' funcdata), and .gopclntab in the text's executable
+// segment. The go:func base was taken only from non-executable segments, so such binaries had
+// no inline frames at all (every arm64 cgo coredump case: a pc in an inlined goparkunlock
+// named its caller); and without section headers the table was not found.
+TEST_F(GoPclntabTest, Arm64ExternalLinkKeepsInlineFramesWithRodataInText) {
+  std::string why;
+  std::string bin = test::BuildArm64ExternalSymtest(&why);
+  ASSERT_FALSE(bin.empty()) << why;
+  auto elf = ElfFile::Open(bin);
+  ASSERT_TRUE(elf.ok()) << elf.error();
+  const ElfSection* rodata = (*elf)->FindSection(".rodata");
+  ASSERT_NE(rodata, nullptr);
+  bool rodata_in_text = false;
+  for (const auto& seg : (*elf)->segments())
+    if (seg.type == PT_LOAD && (seg.flags & PF_X) && rodata->addr >= seg.vaddr && rodata->addr < seg.vaddr + seg.filesz)
+      rodata_in_text = true;
+  ASSERT_TRUE(rodata_in_text) << "ld kept .rodata out of the text segment: this test means nothing";
+  CheckCallersFrames(bin, test::RunArm64Prefix());
+
+  // The same loaded bytes without section headers: the table is found in the executable segment.
+  std::vector<test::MiniSegment> segs;
+  for (const auto& seg : (*elf)->segments())
+    if (seg.type == PT_LOAD)
+      segs.push_back({PT_LOAD, seg.flags, seg.vaddr, std::string((*elf)->bytes().substr(seg.offset, seg.filesz))});
+  auto bare = ElfFile::FromBytes(test::MakeMiniElf(ET_EXEC, segs), "no-sections");
+  ASSERT_TRUE(bare.ok()) << bare.error();
+  ASSERT_EQ((*bare)->FindSection(".gopclntab"), nullptr);
+  auto tab = GoPclntab::Parse(*bare);
+  ASSERT_TRUE(tab.ok()) << tab.error();
+  CheckCallersFrames(bin, test::RunArm64Prefix(), *tab);
 }
 
 TEST_F(GoPclntabTest, SpDeltaFollowsPrologue) {

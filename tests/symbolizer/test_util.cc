@@ -52,6 +52,25 @@ const GoPrograms& BuildGoPrograms() {
   return progs;
 }
 
+std::string BuildArm64ExternalSymtest(std::string* error) {
+  static std::string path, why;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string dir = MakeTempDir("symtest-arm64-ext");
+    std::string out = dir + "/symtest";
+    auto r = RunCommand("cd " + Quote(dir) + " && " + GoEnv() +
+                        "CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=aarch64-linux-gnu-gcc " + Quote(SB_GO_EXECUTABLE) +
+                        " build -ldflags=-linkmode=external -o " + Quote(out) + " " +
+                        Quote(SB_TEST_SOURCE_DIR "/testdata/symtest/main.go"));
+    if (r.status != 0) why = "arm64 external-link build failed (tools/install-deps.sh installs gcc-aarch64-linux-gnu): " + r.out;
+    else path = out;
+  });
+  if (error) *error = why;
+  return path;
+}
+
+std::string RunArm64Prefix() { return "qemu-aarch64 -L /usr/aarch64-linux-gnu "; }
+
 std::vector<ObjdumpFunc> Objdump(const std::string& binary) {
   std::vector<ObjdumpFunc> out;
   auto r = RunCommand(GoEnv() + Quote(SB_GO_EXECUTABLE) + " tool objdump " + Quote(binary), false);

@@ -31,6 +31,12 @@ struct GoPrograms {
 };
 const GoPrograms& BuildGoPrograms();
 
+// symtest for arm64 linked by GNU ld (cgo's external linking, aarch64-linux-gnu-gcc): ld puts
+// .rodata and .gopclntab in the text's executable segment there. "" with *error when the cross
+// compiler is missing or the build failed. Runs under RunArm64Prefix() (qemu-aarch64).
+std::string BuildArm64ExternalSymtest(std::string* error);
+std::string RunArm64Prefix();
+
 // One TEXT symbol from `go tool objdump`, with its instructions' pcs and file:line.
 struct ObjdumpFunc {
   std::string name;

@@ -89,12 +89,10 @@ for state in "${states[@]}"; do
     # return address it reads there is g0's fake one into mstart; checked with fp_oracle.py --gobuf.
     args+=(--accept-delve-difference "Delve walks systemstack's frame from g0's SP (R28 is m.curg again, SP not yet its): the fake return into runtime.mstart; checked against the goroutine's gobuf instead (fp_oracle.py --gobuf)")
   fi
-  if [[ $state/$arch == acgo-g0/arm64 || $state/$arch == acgo-gp/arm64 ]]; then
-    # As in the arm64 cgo cases: Delve 1.20 shows a thread parked in stopm under park_m as its
-    # goroutine's saved stack (inlined goparkunlock included), ours the thread's g0 frames and
-    # then that goroutine, crossed through mcall's slot. In the gp window Delve walks asmcgocall
-    # from g0's SP and stops after it; checked with fp_oracle.py --gobuf.
-    args+=(--accept-delve-difference "Delve shows threads parked under park_m as their goroutine's saved stack; in asmcgocall's gp window it walks from g0's SP (checked with fp_oracle.py --gobuf)")
+  if [[ $state/$arch == acgo-gp/arm64 ]]; then
+    # Delve 1.20 walks asmcgocall from g0's SP (R28 is the goroutine again, SP not yet its) and
+    # stops after it; checked with fp_oracle.py --gobuf.
+    args+=(--accept-delve-difference "in asmcgocall's gp window Delve walks from g0's SP and stops after asmcgocall; checked against the goroutine's gobuf instead (fp_oracle.py --gobuf)")
   fi
   if [[ $state == cgocallback ]]; then
     # Delve 1.20 follows crosscall2's frame records, which from Go 1.21 on are two (the C stub
