@@ -44,9 +44,12 @@ Result<std::shared_ptr<Binary>> Binary::FromElf(std::shared_ptr<const ElfFile> e
                             return a.value == c.value && a.name == c.name;
                           }),
               funcs.end());
-  // Size 0 (hand-written assembly often omits .size): the symbol lasts to the next address.
+  // Size 0 (hand-written assembly often omits .size): the symbol lasts to the next address,
+  // unless a sized function starts at the same address (sorted before it): then it is a marker
+  // there (Go's runtime.etext at a cgo binary's first C function) and names nothing.
   for (size_t i = 0; i < funcs.size(); i++) {
     if (funcs[i].size != 0) continue;
+    if (i > 0 && funcs[i - 1].value == funcs[i].value) continue;
     for (size_t j = i + 1; j < funcs.size(); j++) {
       if (funcs[j].value > funcs[i].value) {
         funcs[i].size = funcs[j].value - funcs[i].value;

@@ -48,11 +48,15 @@ TEST(BinaryTest, NativeSymbols) {
   std::string dir = test::MakeTempDir("native");
   std::ofstream(dir + "/prog.c") << "int helper(int x) { return x * 7; }\n"
                                     "int main(int argc, char** argv) { return helper(argc); }\n";
-  // nosize has no .size directive: it must extend to the next symbol (after_nosize).
+  // nosize has no .size directive: it must extend to the next symbol (after_nosize). marker is
+  // a size-0 local label at the same address as a sized function, as Go's runtime.etext is at
+  // the first C function of a cgo binary (goCallback, named runtime.etext before session 21).
   std::ofstream(dir + "/asm.S") << ".text\n.globl nosize\n.type nosize,@function\nnosize:\n"
                                    "nop\nnop\nnop\nnop\nret\n"
                                    ".globl after_nosize\n.type after_nosize,@function\n"
-                                   "after_nosize:\nret\n.size after_nosize, 1\n";
+                                   "after_nosize:\nret\n.size after_nosize, 1\n"
+                                   ".type marker,@function\nmarker:\n"
+                                   ".globl sized\n.type sized,@function\nsized:\nnop\nnop\nret\n.size sized, 3\n";
   auto cc = RunCommand("cd " + Quote(dir) + " && cc -O1 -g0 -o prog prog.c asm.S");
   ASSERT_EQ(cc.status, 0) << cc.out;
   std::string prog = dir + "/prog";
@@ -76,7 +80,7 @@ TEST(BinaryTest, NativeSymbols) {
     checked++;
   }
   EXPECT_GE(checked, 4);
-  for (const char* fn : {"helper", "main", "nosize", "after_nosize"}) {
+  for (const char* fn : {"helper", "main", "nosize", "after_nosize", "sized"}) {
     auto r = RunCommand("nm " + Quote(prog) + " | awk '$3==\"" + std::string(fn) + "\"{print $1}'");
     uint64_t v = std::stoull(r.out, nullptr, 16);
     auto frames = (*b)->Symbolize(v + (std::string(fn) == "after_nosize" ? 0 : 1));
