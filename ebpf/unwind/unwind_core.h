@@ -607,13 +607,17 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
     return 0;
   }
   if ((st->pi->flags & SB_PI_SWITCH_SCHED_BP) || (SB_ARM64(st) && crossing == SB_CROSS_ASMCGOCALL)) {
-    /* arm64 before Go 1.25: the switch function has a frame on the goroutine stack and
-     * gosave_systemstack_switch saved its frame pointer in sched.bp; on g0 it loaded R29 from
-     * g0.sched.bp, so the g0 chain does not lead back. Continue at that frame record. */
-    if (bp == 0 || !sb_sp_in_stack(st, gp, bp))
-      return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
-    st->w->fp = bp;
-    st->w->sp = bp + 8; /* the switch function's own SP on the goroutine stack */
+    /* arm64 before Go 1.25 (asmcgocall: every version): the switch function has a frame on the
+     * goroutine stack, at sched.sp, which gosave_systemstack_switch saved with its frame pointer
+     * (sched.bp, = sched.sp - 8 by arm64's frame layout); on g0 it loaded R29 from g0.sched.bp,
+     * so the g0 chain does not lead back. Continue at that frame record, found from sched.sp:
+     * during a C call that calls back into Go, sched.bp is cgocall's frame pointer from the
+     * first callback's return on (reentersyscall saves it; cgocallback restores only sched.pc
+     * and sched.sp), and the walk from there skipped cgocall and ended in bad_fp
+     * (arm64-go1.23.5-cgocallback). */
+    if (sp < 8 || !sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
+    st->w->fp = sp - 8;
+    st->w->sp = sp; /* the switch function's own SP on the goroutine stack */
     st->w->prev_fp = 0;
     st->w->on_g0 = 0;
     st->w->exact_sp = 1;

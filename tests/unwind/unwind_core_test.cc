@@ -2278,6 +2278,30 @@ TEST_F(UnwindCoreArm64Test, AsmcgocallUsesSchedBpOnNewerGo) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
 }
 
+// A C call that calls back into Go: from the first callback's return on, curg.sched.bp is
+// cgocall's frame pointer (reentersyscall saves the one entersyscall took; cgocallback then
+// restores only sched.pc and sched.sp), not asmcgocall's. asmcgocall's own frame record is at
+// sched.sp - 8 all along: from there the walk keeps cgocall. From sched.bp it skipped cgocall
+// and read on from the wrong record (arm64-go1.23.5-cgocallback ended in bad_fp).
+TEST_F(UnwindCoreArm64Test, AsmcgocallDuringACallbackFindsItsFrameFromSchedSp) {
+  uint64_t c_fp = kG0StackHi - 0x600;
+  Frame(c_fp, kG0StackHi - 0x100 /* g0.sched.bp: stale */, kAsmcgocall + 0x30);
+  uint64_t ac_sp = kGStackHi - 0x300, cgocall_sp = ac_sp + 0x20, f_sp = cgocall_sp + 0x40;  // frames: the pcsp's
+  GoFrame(ac_sp, cgocall_sp - 8, kAllocFn + 0x60);     // asmcgocall's record: into "cgocall"
+  GoFrame(cgocall_sp, f_sp - 8, kMainF + 0x90);        // cgocall's record: into F
+  GoFrame(f_sp, 0, kGoexit + 4);
+  SetSched(kG, ac_sp, kSystemstackSwitch + 8, cgocall_sp - 8);  // bp: cgocall's, after a callback
+  std::vector<uint64_t> want = {0x7f0000005000, kAsmcgocall + 0x30, kAllocFn + 0x60, kMainF + 0x90, kGoexit + 4};
+  for (uint32_t flags : {SB_PI_GO | SB_PI_HAS_OFFSETS | SB_PI_SWITCH_SCHED_BP, SB_PI_GO | SB_PI_HAS_OFFSETS}) {
+    info_.flags = flags;  // before Go 1.25 and after: asmcgocall takes the same recipe
+    counters_ = {};
+    auto r = Run(0x7f0000005000, c_fp - 0x20, c_fp, 0x7f0000005100, kG0);
+    EXPECT_EQ(Frames(r), want) << flags;
+    EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+    EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+  }
+}
+
 // amd64 Go 1.21+ crosscall2 pushes two frame records of its own before calling cgocallback:
 // cgocallback's saved BP is crosscall2's second record, whose return slot holds a stack
 // address. The C stub's BP is the link of the record that returns where crosscall2's pcsp says.
