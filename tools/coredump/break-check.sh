@@ -66,7 +66,7 @@ mutations=(
   "stack window (page end)|    sb_u64 len = 4096 - (addr & 4095); /* to the end of addr's (4 KiB or larger) page */|    sb_u64 len = SB_STACK_WINDOW_BYTES;"
   "stack window (offset)|  sb_u64 off = addr - w->win_base;|  sb_u64 off = addr - w->win_base + 8;"
   "asmcgocall's windows|    if (pi->acgo_g0_hi != 0)|    if (0)"
-  "arm64 switch frame from sched.sp|    st->w->fp = sp - 8;|    st->w->fp = bp;"
+  "arm64 switch frame from sched.sp|    st->w->sp = sp; /* the switch function's own SP on the goroutine stack */|    st->w->sp = bp + 8;"
   "clone's child (TLS g 0)|  return sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0 && g == 0;|  return 1;"
   "labels: slice entry's value (1.24+)|    if (sb_read_label(env, e, e + 16, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|    if (sb_read_label(env, e, e, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|goroutine_labels.h"
   "labels: hmap bucket's elems (<=1.23)|      sb_u64 v = bucket + SB_BMAP_ELEMS + (sb_u64)i * 16;|      sb_u64 v = bucket + SB_BMAP_KEYS + (sb_u64)i * 16;|goroutine_labels.h"
