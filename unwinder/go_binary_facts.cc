@@ -10,6 +10,7 @@
 
 #include "ebpf/unwind/delta_index.h"
 #include "ebpf/unwind/proc_info_spans.h"
+#include "unwinder/arm64_decoder.h"
 #include "unwinder/asm_offsets.h"
 #include "unwinder/call_sites.h"
 #include "unwinder/clone_child.h"
@@ -97,6 +98,21 @@ bool DecodeArm64Spill(const sym::ElfFile& elf, const sym::GoFunc& fn, int32_t* s
   return false;
 }
 
+// The frame an arm64 Go function allocates in its prologue (`MOVD.W R30, -N(RSP)`), or -1.
+int64_t Arm64FrameSize(const sym::ElfFile& elf, const sym::GoFunc& fn) {
+  auto code = elf.ReadVaddr(fn.entry, static_cast<size_t>(std::min<uint64_t>(fn.end - fn.entry, 32)));
+  for (size_t i = 0; code.ok() && i + 4 <= code->size(); i += 4) {
+    uint32_t insn = 0;
+    memcpy(&insn, code->data() + i, 4);
+    if ((insn & 0xFFE00FFF) == 0xF8000FFE) {  // STR x30, [sp, #imm9]! (pre-index)
+      int32_t imm9 = static_cast<int32_t>((insn >> 12) & 0x1FF);
+      if (imm9 & 0x100) imm9 -= 0x200;
+      return -imm9;
+    }
+  }
+  return -1;
+}
+
 // The arm64 g0 slot of each spilling mcall callee. The prologue decode finds it in every binary;
 // where DWARF exists, the slot is used only inside a location-list range of `gp` that says
 // DW_OP_fbreg K with the same slot (the callee's CFA is its entry SP = g0.sched.sp - 16, so
@@ -135,6 +151,76 @@ void CollectSpillSlots(const sym::GoPclntab& go, const sym::ElfFile& elf, const 
       r.end = std::min<uint64_t>(fn->end, proof->high);
       r.slot_source = "prologue, proven by DWARF (gp at DW_OP_fbreg " + std::to_string(proof->fbreg) + ")";
     }
+    f->ranges.push_back(r);
+  }
+}
+
+// arm64 mcall callees that pass their g on to runtime.goschedImpl(gp, ...) without keeping it
+// themselves: gosched_m (runtime.Gosched) and gopreempt_m (a preemption; from Go 1.26 called by
+// asyncPreempt2.func1, which spills, so its range is then never the frame below mcall).
+constexpr const char* kArm64GoschedImplCallers[] = {"runtime.gosched_m", "runtime.gopreempt_m"};
+
+// Their goroutine after dropg: goschedImpl spills gp at its entry (`MOVD R0, off(RSP)`, into the
+// argument slot of its caller's frame) and never writes that word again. The caller's frame is
+// at g0.sched.sp - 16 - N (N its frame size: mcall calls it with SP = g0.sched.sp - 16), so the
+// word is at g0.sched.sp - 16 - N + (off - F), F goschedImpl's frame. The range is the return
+// site of the caller's BL goschedImpl (its frame below mcall, walked to from goschedImpl's):
+// there goschedImpl is running, and the slot is read only once m.curg is 0 or schedule is on the
+// stack, which is after goschedImpl's dropg, which is after its spill. Where DWARF exists, gp must
+// be at that word (DW_OP_fbreg off - F) from goschedImpl's first call on through its call of
+// schedule; without DWARF (stripped) the decode alone, as for the callees that spill.
+void CollectGoschedImplSpills(const sym::Binary& bin, const std::string& local_file, GoBinaryFacts* f) {
+  const sym::GoPclntab& go = *bin.go();
+  auto impl = go.FindFuncByName("runtime.goschedImpl");
+  auto schedule = go.FindFuncByName("runtime.schedule");
+  if (!impl || !schedule) return;
+  int32_t impl_slot = 0;  // off - F - 16 (DecodeArm64Spill's offset, as if mcall had called it)
+  uint64_t impl_from = 0;
+  if (!DecodeArm64Spill(bin.elf(), *impl, &impl_slot, &impl_from)) {
+    f->missing.push_back("g spill of runtime.goschedImpl (goroutines of Gosched and preemption are not found after dropg)");
+    return;
+  }
+  int64_t fbreg = impl_slot + 16;  // gp at goschedImpl's CFA (entry SP) + fbreg
+  uint64_t first_ret = 0, schedule_ret = 0;
+  auto code = bin.elf().ReadVaddr(impl->entry, static_cast<size_t>(impl->end - impl->entry));
+  for (size_t off = 0; code.ok() && off + 4 <= code->size(); off += 4) {
+    A64Insn in = DecodeA64At(code->data(), off, impl->entry);
+    if (in.op != A64Op::kBL) continue;
+    if (first_ret == 0) first_ret = impl->entry + off + 4;
+    if (in.target == schedule->entry && schedule_ret == 0) schedule_ret = impl->entry + off + 4;
+  }
+  if (first_ret == 0 || schedule_ret == 0) {
+    f->missing.push_back("runtime.goschedImpl's call of runtime.schedule (goroutines of Gosched and preemption are not found after dropg)");
+    return;
+  }
+  std::string source = "goschedImpl's prologue";
+  if (auto homes = GpStackHomes(local_file, {"runtime.goschedImpl"}); homes.ok()) {
+    bool proven = false;
+    if (auto it = homes->find("runtime.goschedImpl"); it != homes->end())
+      for (const auto& h : it->second) proven = proven || (h.fbreg == fbreg && h.low <= first_ret && h.high >= schedule_ret);
+    if (!proven) {
+      f->missing.push_back("g spill of runtime.goschedImpl: DWARF does not put gp at its CFA" + std::to_string(fbreg) +
+                           " through its call of schedule (goroutines of Gosched and preemption are not found after dropg)");
+      return;
+    }
+    source += ", proven by DWARF (goschedImpl's gp at DW_OP_fbreg " + std::to_string(fbreg) + ")";
+  }
+  auto sites = ReturnSitesOfCallsTo(bin, impl->entry);
+  for (const char* name : kArm64GoschedImplCallers) {
+    auto fn = go.FindFuncByName(name);
+    if (!fn) continue;
+    int64_t frame = Arm64FrameSize(bin.elf(), *fn);
+    uint64_t site = 0;
+    for (uint64_t s : sites)
+      if (s > fn->entry && s <= fn->end) site = site == 0 ? s : UINT64_MAX;  // exactly one call
+    if (frame <= 0 || site == 0 || site == UINT64_MAX) {
+      f->missing.push_back(std::string("g of ") + name + " after dropg (no frame or no single call of goschedImpl)");
+      continue;
+    }
+    // The BL's return site only (a pc at the BL itself has not called yet): [BL + 1, BL + 4).
+    FuncRange r{name, site - 3, site, SB_FN_MCALL_SPILLER, 0, ""};
+    r.slot_offset = static_cast<int32_t>(-16 - frame + fbreg);
+    r.slot_source = source;
     f->ranges.push_back(r);
   }
 }
@@ -393,6 +479,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   f->systemstack_sched_recipe = f->arch == sym::Arch::kAmd64 && f->go_minor > 0 && f->go_minor < 21;
   f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
   CollectRanges(*go, bin.elf(), local_file.empty() ? path : local_file, f.get());
+  if (f->arch == sym::Arch::kArm64) CollectGoschedImplSpills(bin, local_file.empty() ? path : local_file, f.get());
   CollectSpDeltas(*go, f.get());
   f->pcsp = unwind::BuildPcspTable(f->sp_deltas, f->text_end - f->text_start);
   CollectSavePoints(bin, f.get());

@@ -1830,6 +1830,47 @@ TEST_F(UnwindCoreArm64Test, McallSlotOnlyForSpillingCallees) {
   EXPECT_EQ(Frames(not_spilled), (std::vector<uint64_t>{kGoschedM + 0x10, kMcall + 0x20}));
 }
 
+// gosched_m keeps no g of its own on arm64: it passes it to goschedImpl, which spills it into
+// its argument slot in gosched_m's frame (g0.sched.sp - 16 - 0x40 + 8 here) and calls dropg,
+// then schedule. The range is the return site of gosched_m's BL goschedImpl (kGoschedM + 0x24):
+// the slot is read only from there (goschedImpl called), once m.curg is 0 (after its dropg,
+// after its spill). "schedule" is kAllocFn (frame 0x40), gosched_m a 0x40 frame at 0x401600.
+TEST_F(UnwindCoreArm64Test, GoschedCalleeGoroutineFromGoschedImplsSpill) {
+  constexpr uint64_t kGoschedM = 0x401600;
+  AddRange(kGoschedM + 0x21, kGoschedM + 0x24, SB_FN_MCALL_SPILLER);
+  info_.ranges[info_.nranges - 1].arg = static_cast<uint32_t>(-0x48);
+  info_.mcall_fns[0] = sb_mcall_fn{static_cast<uint32_t>(kGoschedM - kText), static_cast<uint32_t>(kGoschedM + 0x100 - kText)};
+  mem_.Put64(kM + 192, 0);  // dropg
+  mem_.Put64(kG + 48, 0);   // runnable, on no M
+  uint64_t g0_sched_sp = kG0StackHi - 0x40;
+  mem_.Put64(kG0 + 56, g0_sched_sp);
+  uint64_t callee_sp = g0_sched_sp - 16 - 0x40, sched_sp = callee_sp - 0x40;
+  mem_.Put64(callee_sp + 8, kG);  // goschedImpl's spill
+  GoFrame(callee_sp, 0, kMcall + 0x20);
+  GoFrame(sched_sp, callee_sp - 8, kGoschedM + 0x24);
+  uint64_t f_sp = kGStackHi - 0x300;
+  GoFrame(f_sp, 0, kGoexit + 4);
+  SetSched(kG, f_sp, kMcallRet, kGStackHi - 0x200);  // Gosched's mcall(gosched_m)
+  auto r = Run(kAllocFn + 0x50, sched_sp, sched_sp - 8, 0, kG0);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x50, kGoschedM + 0x24, kMcall + 0x20, kMcallRet, kGoexit + 4}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+  // Running again elsewhere: it has left, the g0 stack is whole.
+  mem_.Put64(kG + 48, kM + 0x1000);
+  auto left = Run(kAllocFn + 0x50, sched_sp, sched_sp - 8, 0, kG0);
+  EXPECT_EQ(left.sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
+  EXPECT_EQ(Frames(left), (std::vector<uint64_t>{kAllocFn + 0x50, kGoschedM + 0x24, kMcall + 0x20}));
+  mem_.Put64(kG + 48, 0);
+  // At the BL itself goschedImpl has not run: the slot is not read.
+  auto at_bl = Run(kGoschedM + 0x20, callee_sp, callee_sp - 8, kGoschedM + 0x10, kG0);
+  EXPECT_EQ(at_bl.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  // Without the range (before session 21): nothing names the goroutine.
+  for (uint32_t i = 0; i < info_.nranges; i++)  // (Run keeps the ranges sorted: found by start)
+    if (info_.ranges[i].start == kGoschedM + 0x21) info_.ranges[i].kind = SB_FN_NONE;
+  auto before = Run(kAllocFn + 0x50, sched_sp, sched_sp - 8, 0, kG0);
+  EXPECT_EQ(before.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+}
+
 // morestack on arm64: f's caller is in sched.lr (morestack saved R3 = f's LR there).
 TEST_F(UnwindCoreArm64Test, MorestackUsesSchedLr) {
   uint64_t g0_sp = kG0StackHi - 0x200, g0_fp = g0_sp - 8;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -171,11 +172,34 @@ void CheckToolchain(const std::string& go, int minor) {
         }
         for (const auto& r : (*sfacts)->ranges) {
           if (r.kind != SB_FN_MCALL_SPILLER) continue;
-          EXPECT_EQ(r.slot_source, "prologue") << r.name;
+          EXPECT_EQ(r.slot_source.find("DWARF"), std::string::npos) << r.name << ": " << r.slot_source;
           decoded[r.name] = r.slot_offset;
         }
         EXPECT_GE(proven.size(), 3u);  // park_m, preemptPark, goyield_m in every release
         EXPECT_EQ(proven, decoded);
+        // gosched_m (and gopreempt_m while mcall calls it, up to 1.25) keep no g: the slot is
+        // goschedImpl's spill, the range the return site of their one BL goschedImpl.
+        auto impl = (*b)->go()->FindFuncByName("runtime.goschedImpl");
+        ASSERT_TRUE(impl);
+        std::vector<std::string> via_impl;
+        for (const auto& r : (*facts)->ranges) {
+          if (r.kind != SB_FN_MCALL_SPILLER || r.slot_source.find("goschedImpl") == std::string::npos) continue;
+          via_impl.push_back(r.name);
+          EXPECT_EQ(r.end - r.start, 3u) << r.name;
+          uint32_t bl = 0;
+          auto word = (*b)->elf().ReadVaddr(r.end - 4, 4);
+          ASSERT_TRUE(word.ok());
+          std::memcpy(&bl, word->data(), 4);
+          ASSERT_EQ(bl & 0xFC000000u, 0x94000000u) << r.name << ": BL before the range's end";
+          int64_t imm = static_cast<int64_t>(static_cast<int32_t>(bl << 6) >> 6) * 4;
+          EXPECT_EQ(r.end - 4 + static_cast<uint64_t>(imm), impl->entry) << r.name << ": the BL calls goschedImpl";
+          EXPECT_LT(r.slot_offset, -16) << r.name << ": below the callee's frame on g0";
+        }
+        std::vector<std::string> want = {"runtime.gosched_m"};
+        if (minor <= 25) want.insert(want.begin(), "runtime.gopreempt_m");
+        std::sort(via_impl.begin(), via_impl.end());
+        std::sort(want.begin(), want.end());
+        EXPECT_EQ(via_impl, want);
       }
     }
   }
