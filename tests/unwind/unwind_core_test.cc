@@ -2075,6 +2075,16 @@ class SystemstackWindowArm64Test : public UnwindCoreArm64Test {
     top.insert(top.end(), rest.begin(), rest.end());
     return top;
   }
+  // One sample in a window, walked whole: `top`, then F and goexit, named after the goroutine,
+  // on g0 or not.
+  void ExpectWhole(uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lr, uint64_t g, std::vector<uint64_t> top,
+                   bool on_g0) {
+    auto r = Run(pc, sp, fp, lr, g);
+    EXPECT_EQ(Frames(r), With(std::move(top), below_)) << std::hex << pc;
+    EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT) << std::hex << pc;
+    EXPECT_EQ(r.sample.goid, 42u) << std::hex << pc;
+    EXPECT_EQ((r.sample.flags & SB_SAMPLE_ON_G0) != 0, on_g0) << std::hex << pc;
+  }
 };
 
 // Switch in: R28 is g0, SP still the goroutine's: walked as on the goroutine (systemstack's
@@ -2100,15 +2110,10 @@ TEST_F(SystemstackWindowArm64Test, SwitchInWalksTheGoroutine) {
 // Switch back: R28 is m.curg again, SP still on g0 where fn returned: walked as on g0, the
 // systemstack crossing leads to F (curg.sched.bp before Go 1.25, the frame record after).
 TEST_F(SystemstackWindowArm64Test, SwitchBackWalksG0AndCrosses) {
-  auto r = Run(kSystemstack + 0x34, g0_sp_, kG0StackHi - 0x100, kSystemstack + 0x34, kG);
-  EXPECT_EQ(Frames(r), With({kSystemstack + 0x34}, below_));
-  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
-  EXPECT_EQ(r.sample.goid, 42u);
-  EXPECT_TRUE(r.sample.flags & SB_SAMPLE_ON_G0);
+  ExpectWhole(kSystemstack + 0x34, g0_sp_, kG0StackHi - 0x100, kSystemstack + 0x34, kG, {kSystemstack + 0x34}, true);
   EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
-  auto in_save_g = Run(kSaveG + 0x4, g0_sp_, kG0StackHi - 0x100, kSystemstack + 0x34, kG);
-  EXPECT_EQ(Frames(in_save_g), With({kSaveG + 0x4, kSystemstack + 0x34}, below_));
-  EXPECT_EQ(in_save_g.sample.stop_reason, SB_STOP_ROOT);
+  ExpectWhole(kSaveG + 0x4, g0_sp_, kG0StackHi - 0x100, kSystemstack + 0x34, kG, {kSaveG + 0x4, kSystemstack + 0x34},
+              true);
   // Go 1.25+: no sched.bp recipe, R29 is still systemstack's record on the goroutine stack.
   info_.flags = SB_PI_GO | SB_PI_HAS_OFFSETS;
   auto newer = Run(kSystemstack + 0x34, g0_sp_, ss_sp_ - 8, kSystemstack + 0x34, kG);
@@ -2137,24 +2142,13 @@ TEST_F(SystemstackWindowArm64Test, AsmcgocallWindowsWalkAsTheirSpSays) {
   mem_.Put64(g0_sp_, kG);                      // asmcgocall's saved g
   mem_.Put64(g0_sp_ + 8, kGStackHi - a_sp);    // and the depth
   // Switch in (R28 g0, SP still the goroutine's): as on the goroutine, also inside save_g.
-  auto in = Run(kAsmcgocall + 0x1c, a_sp, a_sp - 8, kAsmcgocall + 0x1c, kG0);
-  EXPECT_EQ(Frames(in), With({kAsmcgocall + 0x1c}, below_));
-  EXPECT_EQ(in.sample.stop_reason, SB_STOP_ROOT);
-  EXPECT_EQ(in.sample.goid, 42u);
-  EXPECT_FALSE(in.sample.flags & SB_SAMPLE_ON_G0);
-  auto in_save_g = Run(kSaveG + 0x4, a_sp, a_sp - 8, kAsmcgocall + 0x1c, kG0);
-  EXPECT_EQ(Frames(in_save_g), With({kSaveG + 0x4, kAsmcgocall + 0x1c}, below_));
-  EXPECT_FALSE(in_save_g.sample.flags & SB_SAMPLE_ON_G0);
+  ExpectWhole(kAsmcgocall + 0x1c, a_sp, a_sp - 8, kAsmcgocall + 0x1c, kG0, {kAsmcgocall + 0x1c}, false);
+  ExpectWhole(kSaveG + 0x4, a_sp, a_sp - 8, kAsmcgocall + 0x1c, kG0, {kSaveG + 0x4, kAsmcgocall + 0x1c}, false);
   // Switch back (R28 the goroutine, SP on g0 where C returned): as on g0, crossing asmcgocall.
-  auto back = Run(kAsmcgocall + 0x34, g0_sp_, kG0StackHi - 0x100, kAsmcgocall + 0x30, kG);
-  EXPECT_EQ(Frames(back), With({kAsmcgocall + 0x34}, below_));
-  EXPECT_EQ(back.sample.stop_reason, SB_STOP_ROOT);
-  EXPECT_EQ(back.sample.goid, 42u);
-  EXPECT_TRUE(back.sample.flags & SB_SAMPLE_ON_G0);
+  ExpectWhole(kAsmcgocall + 0x34, g0_sp_, kG0StackHi - 0x100, kAsmcgocall + 0x30, kG, {kAsmcgocall + 0x34}, true);
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
-  auto back_save_g = Run(kSaveG + 0x4, g0_sp_, kG0StackHi - 0x100, kAsmcgocall + 0x30, kG);
-  EXPECT_EQ(Frames(back_save_g), With({kSaveG + 0x4, kAsmcgocall + 0x30}, below_));
-  EXPECT_TRUE(back_save_g.sample.flags & SB_SAMPLE_ON_G0);
+  ExpectWhole(kSaveG + 0x4, g0_sp_, kG0StackHi - 0x100, kAsmcgocall + 0x30, kG, {kSaveG + 0x4, kAsmcgocall + 0x30},
+              true);
   // Without the decoded windows: the way back reads g0's words as the goroutine's frames (the
   // saved g as asmcgocall's return address).
   info_.acgo_gp_hi = 0;
