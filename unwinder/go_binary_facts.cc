@@ -117,10 +117,16 @@ int64_t Arm64FrameSize(const sym::ElfFile& elf, const sym::GoFunc& fn) {
 // where DWARF exists, the slot is used only inside a location-list range of `gp` that says
 // DW_OP_fbreg K with the same slot (the callee's CFA is its entry SP = g0.sched.sp - 16, so
 // slot = K - 16), clipped to that range. No DWARF (stripped): the prologue decode alone.
-void CollectSpillSlots(const sym::GoPclntab& go, const sym::ElfFile& elf, const std::string& local_file,
-                       GoBinaryFacts* f) {
+// Where DWARF puts `gp` in the arm64 mcall callees that spill it and in runtime.goschedImpl:
+// one pass over the binary's DWARF for both collectors below.
+using GpHomes = Result<std::map<std::string, std::vector<StackHome>>>;
+GpHomes Arm64GpHomes(const std::string& local_file) {
   std::vector<std::string> names(std::begin(kArm64SpillingMcallCallees), std::end(kArm64SpillingMcallCallees));
-  auto homes = GpStackHomes(local_file, names);
+  names.push_back("runtime.goschedImpl");
+  return GpStackHomes(local_file, names);
+}
+
+void CollectSpillSlots(const sym::GoPclntab& go, const sym::ElfFile& elf, const GpHomes& homes, GoBinaryFacts* f) {
   for (const char* name : kArm64SpillingMcallCallees) {
     auto fn = go.FindFuncByName(name);
     int32_t slot = 0;
@@ -169,7 +175,7 @@ constexpr const char* kArm64GoschedImplCallers[] = {"runtime.gosched_m", "runtim
 // stack, which is after goschedImpl's dropg, which is after its spill. Where DWARF exists, gp must
 // be at that word (DW_OP_fbreg off - F) from goschedImpl's first call on through its call of
 // schedule; without DWARF (stripped) the decode alone, as for the callees that spill.
-void CollectGoschedImplSpills(const sym::Binary& bin, const std::string& local_file, GoBinaryFacts* f) {
+void CollectGoschedImplSpills(const sym::Binary& bin, const GpHomes& homes, GoBinaryFacts* f) {
   const sym::GoPclntab& go = *bin.go();
   auto impl = go.FindFuncByName("runtime.goschedImpl");
   auto schedule = go.FindFuncByName("runtime.schedule");
@@ -194,7 +200,7 @@ void CollectGoschedImplSpills(const sym::Binary& bin, const std::string& local_f
     return;
   }
   std::string source = "goschedImpl's prologue";
-  if (auto homes = GpStackHomes(local_file, {"runtime.goschedImpl"}); homes.ok()) {
+  if (homes.ok()) {
     bool proven = false;
     if (auto it = homes->find("runtime.goschedImpl"); it != homes->end())
       for (const auto& h : it->second) proven = proven || (h.fbreg == fbreg && h.low <= first_ret && h.high >= schedule_ret);
@@ -225,9 +231,14 @@ void CollectGoschedImplSpills(const sym::Binary& bin, const std::string& local_f
   }
 }
 
-void CollectRanges(const sym::GoPclntab& go, const sym::ElfFile& elf, const std::string& local_file,
-                   GoBinaryFacts* f) {
-  if (f->arch == sym::Arch::kArm64) CollectSpillSlots(go, elf, local_file, f);
+void CollectRanges(const sym::Binary& bin, const std::string& local_file, GoBinaryFacts* f) {
+  const sym::GoPclntab& go = *bin.go();
+  const sym::ElfFile& elf = bin.elf();
+  if (f->arch == sym::Arch::kArm64) {
+    GpHomes homes = Arm64GpHomes(local_file);
+    CollectSpillSlots(go, elf, homes, f);
+    CollectGoschedImplSpills(bin, homes, f);
+  }
   for (const auto& s : kSpecialFunctions) {
     auto fn = go.FindFuncByName(s.name);
     if (!fn) {
@@ -478,8 +489,7 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   // arm64 before 1.25 from the frame record at curg.sched.bp, later by frame pointers alone.
   f->systemstack_sched_recipe = f->arch == sym::Arch::kAmd64 && f->go_minor > 0 && f->go_minor < 21;
   f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
-  CollectRanges(*go, bin.elf(), local_file.empty() ? path : local_file, f.get());
-  if (f->arch == sym::Arch::kArm64) CollectGoschedImplSpills(bin, local_file.empty() ? path : local_file, f.get());
+  CollectRanges(bin, local_file.empty() ? path : local_file, f.get());
   CollectSpDeltas(*go, f.get());
   f->pcsp = unwind::BuildPcspTable(f->sp_deltas, f->text_end - f->text_start);
   CollectSavePoints(bin, f.get());
