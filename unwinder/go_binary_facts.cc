@@ -72,6 +72,15 @@ constexpr const char* kArm64SpillingMcallCallees[] = {
     "runtime.exitsyscallNoP", "runtime.goyield_m",    "runtime.goschedguarded_m",
     "runtime.coroswitch_m",   "runtime.asyncPreempt2.func1"};
 
+// `MOVD.W R30, -N(RSP)` (STR x30, [sp, #-N]!, pre-index): an arm64 Go prologue allocating N bytes.
+bool Arm64LrPush(uint32_t insn, int64_t* frame) {
+  if ((insn & 0xFFE00FFF) != 0xF8000FFE) return false;
+  int32_t imm9 = static_cast<int32_t>((insn >> 12) & 0x1FF);
+  if (imm9 & 0x100) imm9 -= 0x200;
+  *frame = -imm9;
+  return true;
+}
+
 // Decodes where an arm64 mcall callee spills its g argument (R0), from its own prologue:
 // `MOVD.W R30, -N(RSP)` (STR x30, [sp, #-N]!) then `MOVD R0, off(RSP)` (STR x0, [sp, #off]).
 // mcall calls it with SP = g0.sched.sp - 16, so the slot is g0.sched.sp - 16 - N + off, valid
@@ -84,11 +93,8 @@ bool DecodeArm64Spill(const sym::ElfFile& elf, const sym::GoFunc& fn, int32_t* s
   for (size_t i = 0; i + 4 <= code->size(); i += 4) {
     uint32_t insn = 0;
     memcpy(&insn, code->data() + i, 4);
-    if ((insn & 0xFFE00FFF) == 0xF8000FFE) {  // STR x30, [sp, #imm9]! (pre-index)
-      int32_t imm9 = static_cast<int32_t>((insn >> 12) & 0x1FF);
-      if (imm9 & 0x100) imm9 -= 0x200;
-      frame = -imm9;
-    } else if (frame > 0 && (insn & 0xFFC003FF) == 0xF90003E0) {  // STR x0, [sp, #imm12*8]
+    if (Arm64LrPush(insn, &frame)) continue;
+    if (frame > 0 && (insn & 0xFFC003FF) == 0xF90003E0) {  // STR x0, [sp, #imm12*8]
       int64_t off = static_cast<int64_t>((insn >> 10) & 0xFFF) * 8;
       *slot = static_cast<int32_t>(-16 - frame + off);
       *valid_from = fn.entry + i + 4;
@@ -103,20 +109,13 @@ int64_t Arm64FrameSize(const sym::ElfFile& elf, const sym::GoFunc& fn) {
   auto code = elf.ReadVaddr(fn.entry, static_cast<size_t>(std::min<uint64_t>(fn.end - fn.entry, 32)));
   for (size_t i = 0; code.ok() && i + 4 <= code->size(); i += 4) {
     uint32_t insn = 0;
+    int64_t frame = -1;
     memcpy(&insn, code->data() + i, 4);
-    if ((insn & 0xFFE00FFF) == 0xF8000FFE) {  // STR x30, [sp, #imm9]! (pre-index)
-      int32_t imm9 = static_cast<int32_t>((insn >> 12) & 0x1FF);
-      if (imm9 & 0x100) imm9 -= 0x200;
-      return -imm9;
-    }
+    if (Arm64LrPush(insn, &frame)) return frame;
   }
   return -1;
 }
 
-// The arm64 g0 slot of each spilling mcall callee. The prologue decode finds it in every binary;
-// where DWARF exists, the slot is used only inside a location-list range of `gp` that says
-// DW_OP_fbreg K with the same slot (the callee's CFA is its entry SP = g0.sched.sp - 16, so
-// slot = K - 16), clipped to that range. No DWARF (stripped): the prologue decode alone.
 // Where DWARF puts `gp` in the arm64 mcall callees that spill it and in runtime.goschedImpl:
 // one pass over the binary's DWARF for both collectors below.
 using GpHomes = Result<std::map<std::string, std::vector<StackHome>>>;
@@ -126,6 +125,10 @@ GpHomes Arm64GpHomes(const std::string& local_file) {
   return GpStackHomes(local_file, names);
 }
 
+// The arm64 g0 slot of each spilling mcall callee. The prologue decode finds it in every binary;
+// where DWARF exists, the slot is used only inside a location-list range of `gp` that says
+// DW_OP_fbreg K with the same slot (the callee's CFA is its entry SP = g0.sched.sp - 16, so
+// slot = K - 16), clipped to that range. No DWARF (stripped): the prologue decode alone.
 void CollectSpillSlots(const sym::GoPclntab& go, const sym::ElfFile& elf, const GpHomes& homes, GoBinaryFacts* f) {
   for (const char* name : kArm64SpillingMcallCallees) {
     auto fn = go.FindFuncByName(name);
