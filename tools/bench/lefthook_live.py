@@ -13,9 +13,16 @@ reason's share.
 
 Usage: tools/bench/lefthook_live.py [BUILD_DIR]        (root; default BUILD_DIR=build)
 Environment: LEFTHOOK (default .cache/lefthook/lefthook-linux-x64), SECONDS (default 20),
-  FREQ (default 999), JOBS (default 16), KEEP=1 keeps the scratch directory.
+  FREQ (default 999), JOBS (default 16), KEEP=1 keeps the scratch directory, COMPARE=1 records
+  with --compare-fp-walk and also prints the unwinder's cost against a plain frame-pointer walk
+  of the same samples (per frame, per sample, and by where the sample was taken), as
+  tools/bench/unwind_cost.py does for the demo: the figure of a real program beside the demo's;
+  COMPARE=floor records with --compare-floor and prints the floor (that walk plus the reads
+  naming the goroutine) against the plain walk. Every tracked process counts there (record --all
+  tracks only Go processes: lefthook's).
 """
 import collections
+import json
 import os
 import re
 import shutil
@@ -80,6 +87,32 @@ def parse_raw(text):
     return samples, funcs
 
 
+def print_cost(bpf, floor):
+    """The unwinder (--compare-fp-walk) or the floor (--compare-floor) against the plain
+    frame-pointer walk of the same samples."""
+    n = bpf.get("unwound", 0) or 1
+    fn, ff = bpf.get("fp_walk_ns", 0), bpf.get("fp_walk_frames", 0)
+    if floor:
+        if not (bpf.get("floor_ns") and fn):
+            die("--compare-floor reported no walks")
+        print(f"floor (every tracked process, {n} samples): {bpf['floor_ns'] / n:.0f} ns per sample, plain walk "
+              f"{fn / n:.0f} ns: floor / plain walk {bpf['floor_ns'] / fn:.2f}x")
+        return
+    un, uf = bpf.get("unwind_ns", 0), bpf.get("unwind_frames", 0)
+    if not (un and uf and fn and ff):
+        die("--compare-fp-walk reported no walks")
+    print(f"cost (every tracked process, {n} samples): unwinder {un / n:.0f} ns / {uf / n:.1f} frames per sample, "
+          f"plain walk {fn / n:.0f} ns / {ff / n:.1f} frames: per frame {(un / uf) / (fn / ff):.2f}x, "
+          f"per sample {un / fn:.2f}x")
+    for kind, c in sorted(bpf.get("compare_by_kind", {}).items()):
+        k = c.get("samples", 0)
+        if k and c.get("fp_walk_ns"):
+            print(f"  {kind}: {100 * k / n:.1f}% of samples, unwinder {c['unwind_ns'] / k:.0f} ns "
+                  f"({c['unwind_frames'] / k:.1f} frames), plain walk {c['fp_walk_ns'] / k:.0f} ns "
+                  f"({c['fp_walk_frames'] / k:.1f}), {c['unwind_ns'] / c['fp_walk_ns']:.2f}x, "
+                  f"{100 * c['unwind_ns'] / un:.1f}% of the unwinder's time")
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     switchback = os.environ.get("SWITCHBACK", os.path.join(build, "tools/switchback"))
@@ -92,6 +125,9 @@ def main():
     secs = int(os.environ.get("SECONDS", "20"))
     freq = int(os.environ.get("FREQ", "999"))
     jobs = int(os.environ.get("JOBS", "16"))
+    compare = os.environ.get("COMPARE", "")
+    if compare not in ("", "1", "floor"):
+        die(f"COMPARE={compare}: 1 or floor")
     go = shutil.which("go") or die("no go on PATH (go tool pprof)")
 
     scratch = tempfile.mkdtemp(prefix="sb-lefthook.")
@@ -109,7 +145,8 @@ def main():
         subprocess.run(["git", "-C", repo, "add", "."], check=True)
         pprof = os.path.join(scratch, "lefthook.pb.gz")
         rec = subprocess.Popen([switchback, "record", "--all", "-d", str(secs + 3), "-F", str(freq), "-q",
-                                "-o", pprof, "--stats", os.path.join(scratch, "stats.json")],
+                                "-o", pprof, "--stats", os.path.join(scratch, "stats.json")] +
+                               ({"1": ["--compare-fp-walk"], "floor": ["--compare-floor"]}.get(compare, [])),
                                stderr=open(os.path.join(scratch, "record.err"), "w"))
         deadline = time.time() + 60
         while perf_fds(rec.pid) < os.cpu_count():
@@ -143,6 +180,8 @@ def main():
         for r, n in reasons.most_common():
             if r != "whole":
                 print(f"  [stopped: {r}] {n} ({100 * n / total:.2f}%)")
+        if compare:
+            print_cost(json.load(open(os.path.join(scratch, "stats.json")))["bpf"], compare == "floor")
     finally:
         if os.environ.get("KEEP") == "1":
             print(f"scratch kept in {scratch}", file=sys.stderr)
