@@ -32,6 +32,7 @@ import tempfile
 import time
 
 from quiet_machine import require_quiet
+from unwind_cost import KINDS, ratios
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -91,26 +92,25 @@ def print_cost(bpf, floor):
     """The unwinder (--compare-fp-walk) or the floor (--compare-floor) against the plain
     frame-pointer walk of the same samples."""
     n = bpf.get("unwound", 0) or 1
-    fn, ff = bpf.get("fp_walk_ns", 0), bpf.get("fp_walk_frames", 0)
+    fn = bpf.get("fp_walk_ns", 0)
     if floor:
         if not (bpf.get("floor_ns") and fn):
             die("--compare-floor reported no walks")
         print(f"floor (every tracked process, {n} samples): {bpf['floor_ns'] / n:.0f} ns per sample, plain walk "
               f"{fn / n:.0f} ns: floor / plain walk {bpf['floor_ns'] / fn:.2f}x")
         return
-    un, uf = bpf.get("unwind_ns", 0), bpf.get("unwind_frames", 0)
-    if not (un and uf and fn and ff):
+    r = ratios(bpf)  # unwind_cost.py's arithmetic, so both benchmarks' figures mean the same
+    if r is None:
         die("--compare-fp-walk reported no walks")
-    print(f"cost (every tracked process, {n} samples): unwinder {un / n:.0f} ns / {uf / n:.1f} frames per sample, "
-          f"plain walk {fn / n:.0f} ns / {ff / n:.1f} frames: per frame {(un / uf) / (fn / ff):.2f}x, "
-          f"per sample {un / fn:.2f}x")
-    for kind, c in sorted(bpf.get("compare_by_kind", {}).items()):
-        k = c.get("samples", 0)
-        if k and c.get("fp_walk_ns"):
-            print(f"  {kind}: {100 * k / n:.1f}% of samples, unwinder {c['unwind_ns'] / k:.0f} ns "
-                  f"({c['unwind_frames'] / k:.1f} frames), plain walk {c['fp_walk_ns'] / k:.0f} ns "
-                  f"({c['fp_walk_frames'] / k:.1f}), {c['unwind_ns'] / c['fp_walk_ns']:.2f}x, "
-                  f"{100 * c['unwind_ns'] / un:.1f}% of the unwinder's time")
+    print(f"cost (every tracked process, {n} samples): unwinder {r['unwind_ns_sample']:.0f} ns / {r['frames']:.1f} "
+          f"frames per sample, plain walk {r['fp_ns_sample']:.0f} ns / {r['fp_frames']:.1f} frames: per frame "
+          f"{r['per_frame']:.2f}x, per sample {r['per_sample']:.2f}x")
+    for kind, _ in KINDS:
+        k = r.get("kind_" + kind)
+        if k:
+            print(f"  {kind}: {100 * k['share']:.1f}% of samples, unwinder {k['unwind_ns']:.0f} ns ({k['frames']:.1f} "
+                  f"frames), plain walk {k['fp_ns']:.0f} ns ({k['fp_frames']:.1f}), {k['per_sample']:.2f}x, "
+                  f"{100 * k['time_share']:.1f}% of the unwinder's time")
 
 
 def main():
