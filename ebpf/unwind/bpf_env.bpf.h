@@ -29,50 +29,43 @@ SB_INLINE int sb_delta_entry(void *env, __u32 index, struct sb_sp_delta *out) {
   return 0;
 }
 
-/* The sampler's per-CPU pcsp cache (SB_PCSP_CACHE, defined by sampler.bpf.c): direct-mapped,
- * keyed by the binary's table id (sb_proc_info.delta_table, never reused while the sampler runs)
- * and the pc's offset, so a hit is exact. A CPU profile's samples come back to the same hot pcs
- * over and over; each hit reads one line of this 32 KiB per-CPU array instead of the index cell
- * and the runs in the 16 MiB table (two cold lines and TLB misses on every sample). Per CPU
- * and written only by the sampler, which the kernel never runs twice at once on one CPU, so an
- * entry is never half-written when read. The exit probe (uprobes: preemptible) has none. */
+/* The sampler's pcsp cache (SB_PCSP_CACHE, defined by sampler.bpf.c): direct-mapped, keyed by
+ * the binary's table id (sb_proc_info.delta_table, never reused while the sampler runs) and the
+ * pc's offset, so a hit is exact. A CPU profile's samples come back to the same hot pcs over and
+ * over; a hit reads one word instead of the index cell and the runs in the 16 MiB table. The
+ * exit probe (uprobes: preemptible) has none.
+ *
+ * Where it lives is most of what a lookup costs: the line is cold (the sampled program ran
+ * since the last sample), and a cold line of vmalloc'd memory (a per-CPU map's values, a large
+ * array) misses the TLB too, which in a virtual machine is a two-level page walk. Until session
+ * 23 it was a per-CPU array: touching a slot just before the unwind took 165-270 ns off a
+ * goroutine's sample here, touching another line of its page 116 ns (README "Session 23"). Now it is one array shared by every CPU, 16 KiB: the kernel
+ * allocates an array map of up to 32 KiB from the slab, in the direct map, whose huge pages
+ * rarely miss. Shared, each entry is one word (pcsp_cache_word.h) read and written whole. */
 #ifdef SB_PCSP_CACHE
 #define SB_HAS_PCSP_CACHE 1
-#define SB_PCSP_CACHE_BITS 11
-
-struct sb_pcsp_cache_entry {
-  __u32 table;
-  __u32 pc_off;
-  __s32 delta;
-  __u32 pad;
-};
+#include "pcsp_cache_word.h"
 
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, 1 << SB_PCSP_CACHE_BITS);
   __type(key, __u32);
-  __type(value, struct sb_pcsp_cache_entry);
+  __type(value, __u64);
 } pcsp_cache SEC(".maps");
-
-SB_INLINE __u32 sb_pcsp_cache_slot(__u32 table, __u32 off) {
-  return ((off ^ (table * 0x9E3779B1u)) * 0x9E3779B1u) >> (32 - SB_PCSP_CACHE_BITS);
-}
 
 SB_INLINE int sb_pcsp_cache_get(void *env, __u32 table, __u32 off, __s32 *delta) {
   __u32 slot = sb_pcsp_cache_slot(table, off);
-  struct sb_pcsp_cache_entry *e = bpf_map_lookup_elem(&pcsp_cache, &slot);
-  if (!e || e->table != table || e->pc_off != off) return -1;
-  *delta = e->delta;
-  return 0;
+  __u64 *e = bpf_map_lookup_elem(&pcsp_cache, &slot);
+  if (!e) return -1;
+  __u64 word = *(volatile __u64 *)e; /* one load: the entry as one writer left it */
+  return sb_pcsp_cache_match(word, table, off, delta) ? 0 : -1;
 }
 
 SB_INLINE void sb_pcsp_cache_put(void *env, __u32 table, __u32 off, __s32 delta) {
   __u32 slot = sb_pcsp_cache_slot(table, off);
-  struct sb_pcsp_cache_entry *e = bpf_map_lookup_elem(&pcsp_cache, &slot);
-  if (!e) return;
-  e->table = table;
-  e->pc_off = off;
-  e->delta = delta;
+  __u64 *e = bpf_map_lookup_elem(&pcsp_cache, &slot);
+  __u64 word = sb_pcsp_cache_word(table, off, delta);
+  if (e && word != 0) *(volatile __u64 *)e = word; /* one store */
 }
 #endif
 

@@ -288,6 +288,12 @@ TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
     EXPECT_GT(fp_verified, 1000);
     EXPECT_LE(fp_verified, 500000);
     EXPECT_GT(fj["bpf"].value("fp_walk_ns", int64_t{0}), 0) << flag;
+    // The pcsp cache (bpf_env.bpf.h) answers the leaf lookups of a spinning goroutine, which
+    // comes back to the same few pcs: a cache that stopped answering shows here first.
+    int64_t lookups = fj["bpf"].value("pcsp_lookups", int64_t{0});
+    int64_t hits = fj["bpf"].value("pcsp_cache_hits", int64_t{-1});
+    EXPECT_GT(lookups, 0) << flag;
+    EXPECT_GE(hits * 2, lookups) << flag << ": " << fj["bpf"].dump();
     if (flag == "--compare-floor") {
       // The floor walks the plain walk's frames (the same stack, the same rule) and takes longer.
       EXPECT_GT(fj["bpf"].value("floor_ns", int64_t{0}), 0);
