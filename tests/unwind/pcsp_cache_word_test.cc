@@ -33,10 +33,11 @@ TEST(PcspCacheWord, KeysSharingASlotNeverMatchEachOther) {
   for (int i = 0; i < 200000; i++) {
     uint32_t t1 = 1 + rng() % 40, t2 = i % 2 ? t1 : 1 + rng() % 40;
     uint32_t o1 = rng();
-    // o2: the offset of table t2 that lands in o1's slot, with its upper bits random or (every
-    // fourth key) o1's with one bit flipped.
+    // o2: the offset of table t2 that lands in o1's slot (a slot is the offset's low bits XOR
+    // the table's: slot(t2, 0) is t2's part), with its upper bits random or (every fourth key)
+    // o1's with one bit flipped.
     uint32_t upper = i % 4 == 0 ? (o1 ^ (1u << (rng() % 32))) : rng();
-    uint32_t o2 = (upper & ~mask) | ((sb_pcsp_cache_slot(t1, o1) ^ (t2 * 0x9E3779B1u)) & mask);
+    uint32_t o2 = (upper & ~mask) | (sb_pcsp_cache_slot(t1, o1) ^ sb_pcsp_cache_slot(t2, 0));
     ASSERT_EQ(sb_pcsp_cache_slot(t1, o1), sb_pcsp_cache_slot(t2, o2));
     if (t1 == t2 && o1 == o2) continue;
     checked++;
