@@ -36,7 +36,7 @@ struct FollowedProcess {
 // Counters since the agent started (monotonic, except processes_followed).
 struct AgentCounters {
   std::map<std::string, uint64_t> samples_by_stop_reason;  // unwound samples by stop reason
-  uint64_t lost_samples = 0;                               // ring buffer full
+  uint64_t lost_samples = 0;                               // ring buffer full (or a record that did not unpack)
   uint64_t process_events_lost = 0;  // new-process/exec events that found their ring full (retried)
   std::map<std::string, uint64_t> crossings_taken;         // stack switches crossed, by kind
   uint64_t processes_followed = 0;  // processes followed now (a gauge)

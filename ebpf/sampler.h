@@ -47,6 +47,42 @@ struct sb_cpu_sample {
   struct sb_sample s;
 };
 
+/* What the sampler sends through its ring buffer for one sample: this header, then only what
+ * the sample holds, packed one after the other (each part starts 8-byte aligned):
+ *   sb_u64 frames[nframes]                   the user stack, leaf first
+ *   sb_u64 exact[(nframes + 63) / 64]        bit i: frames[i] is an exact pc
+ *   sb_u64 kernel_frames[kernel_nframes]     the kernel stack (--kernel), leaf first
+ *   struct sb_label labels[labels_count]     the goroutine's pprof labels
+ * Userspace unpacks it into sb_cpu_sample (unwinder/sample_record.h). Until session 24 the
+ * record was sb_cpu_sample itself cut after its frames: 2,280 bytes plus 8 per frame whatever
+ * the sample held (the kernel-stack slot and every label slot were sent empty), and copying it
+ * into the ring was a fifth of the sampler's time (README "Session 24"). */
+struct sb_sample_record {
+  sb_u32 pid;
+  sb_u32 tid;
+  sb_u64 time_ns;
+  sb_u64 goid;
+  sb_u64 goid_g;
+  sb_u32 nframes;
+  sb_u8 stop_reason;    /* enum sb_stop_reason */
+  sb_u8 flags;          /* SB_SAMPLE_* */
+  sb_u16 crossed;
+  sb_u8 labels_status;  /* enum sb_labels_status */
+  sb_u8 labels_count;
+  sb_u8 kernel_status;  /* enum sb_kstack_status */
+  sb_u8 pad;
+  sb_u16 kernel_nframes;
+  sb_u16 pad2;
+  sb_u32 labels_total;
+  sb_s32 kernel_err;
+  char comm[SB_COMM_LEN];
+};
+
+/* The largest record: the sampler's per-CPU buffer that it is packed in. */
+#define SB_SAMPLE_RECORD_MAX                                                                          \
+  (sizeof(struct sb_sample_record) + (SB_MAX_FRAMES + SB_MAX_FRAMES / 64 + SB_MAX_KERNEL_FRAMES) * 8 + \
+   SB_MAX_LABELS * sizeof(struct sb_label))
+
 /* Per-CPU counters of the kernel stacks (a map of their own beside sb_counters). */
 struct sb_kernel_counters {
   sb_u64 in_kernel; /* samples of tracked processes that interrupted the kernel */

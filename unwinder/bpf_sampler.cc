@@ -16,6 +16,7 @@
 #include "base/bpf_percpu.h"
 #include "sampler.h"
 #include "sampler.skel.h"
+#include "unwinder/sample_record.h"
 
 namespace sb::unwinder {
 namespace {
@@ -141,11 +142,13 @@ Status BpfSampler::Attach(int frequency_hz) {
   links_.push_back(exec_link);
   auto on_sample = [](void* ctx, void* data, size_t size) -> int {
     auto* self = static_cast<BpfSampler*>(ctx);
-    sb_cpu_sample s{};
-    std::memcpy(&s, data, std::min(size, sizeof(s)));
-    if (s.s.nframes > SB_MAX_FRAMES) s.s.nframes = SB_MAX_FRAMES;
-    if (s.kernel.nframes > SB_MAX_KERNEL_FRAMES) s.kernel.nframes = SB_MAX_KERNEL_FRAMES;
-    if (self->cur_sample_fn_) (*self->cur_sample_fn_)(s);
+    // One record per sample, unpacked into the fixed form (sample_record.h). A record that does
+    // not unpack (which the BPF program never sends) counts as lost: nothing vanishes uncounted.
+    if (!UnpackSampleRecord(data, size, &self->unpacked_).empty()) {
+      self->malformed_++;
+      return 0;
+    }
+    if (self->cur_sample_fn_) (*self->cur_sample_fn_)(self->unpacked_);
     self->delivered_++;
     return 0;
   };
@@ -262,6 +265,7 @@ sb_counters BpfSampler::Counters() const {
     for (int i = 0; i < SB_CMP_KINDS; i++)
       for (int k = 0; k < SB_CMP_FIELDS; k++) total.cmp[i][k] += c.cmp[i][k];
   }
+  total.lost += malformed_;  // records that did not unpack (see Attach)
   return total;
 }
 

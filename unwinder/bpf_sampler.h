@@ -59,7 +59,8 @@ class BpfSampler {
   void UntrackProcess(uint32_t pid);
   const PcspTableSpace& pcsp_space() const { return pcsp_space_; }
 
-  // The record as sent (sb_cpu_sample: the kernel stack and the user sample).
+  // One sample: the kernel stack and the user sample, unpacked from its ring record
+  // (sample_record.h).
   using SampleFn = std::function<void(const sb_cpu_sample&)>;
   // KIND (sb_process_event): SB_PROCESS_SAMPLED, an untracked process was sampled (--all;
   // once per process image); SB_PROCESS_EXEC, a tracked process ran exec and the BPF program
@@ -88,6 +89,8 @@ class BpfSampler {
   const SampleFn* cur_sample_fn_ = nullptr;
   const NewProcessFn* cur_proc_fn_ = nullptr;
   int delivered_ = 0;
+  uint64_t malformed_ = 0;  // ring records that did not unpack: counted as lost
+  sb_cpu_sample unpacked_{};  // the record being delivered (10 KB: not on the stack)
   std::string procs_hold_path_;  // SWITCHBACK_TEST_PROCESS_RING (tests only)
 };
 

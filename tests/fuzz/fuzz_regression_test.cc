@@ -42,6 +42,7 @@ TEST(FuzzRegressionTest, PprofReader) {
 }
 TEST(FuzzRegressionTest, ProcCgroup) { EXPECT_GT(Replay("fuzz_proc_cgroup", FuzzProcCgroup), 0); }
 TEST(FuzzRegressionTest, Kallsyms) { EXPECT_GT(Replay("fuzz_kallsyms", FuzzKallsyms), 0); }
+TEST(FuzzRegressionTest, SampleRecord) { EXPECT_GT(Replay("fuzz_sample_record", FuzzSampleRecord), 0); }
 TEST(FuzzRegressionTest, IndexLine) { EXPECT_GT(Replay("fuzz_index_line", FuzzIndexLine), 0); }
 TEST(FuzzRegressionTest, CoreFile) { EXPECT_GT(Replay("fuzz_core_file", FuzzCoreFile), 0); }
 TEST(FuzzRegressionTest, CaseFile) { EXPECT_GT(Replay("fuzz_case_file", FuzzCaseFile), 0); }

@@ -25,5 +25,6 @@ int FuzzIndexLine(const uint8_t* data, size_t size);    // agent/window_index
 int FuzzServeQuery(const uint8_t* data, size_t size);   // serve/ query, --listen, spool .json
 int FuzzGoroutineLabels(const uint8_t* data, size_t size);  // ebpf/unwind/goroutine_labels.h
 int FuzzKallsyms(const uint8_t* data, size_t size);     // symbolizer/kallsyms
+int FuzzSampleRecord(const uint8_t* data, size_t size); // unwinder/sample_record (the ring)
 
 }  // namespace sb::fuzz
