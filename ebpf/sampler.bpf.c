@@ -17,6 +17,7 @@
 #include "unwind/sample_init.bpf.h"
 #include "unwind/fp_walk_baseline.h"
 #include "sampler.h"
+#include "sample_pack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -65,7 +66,8 @@ struct {
   __type(value, struct sb_cpu_sample);
 } scratch SEC(".maps");
 
-/* The record as sent (sampler.h sb_sample_record), packed here from the scratch sample. */
+/* The record as sent (sample_record.h sb_sample_record), packed here from the scratch sample
+ * (sample_pack.bpf.h). */
 struct sb_record_buf {
   __u8 b[SB_SAMPLE_RECORD_MAX];
 };
@@ -140,68 +142,6 @@ static __always_inline void report_unknown(struct sb_counters *cnt, __u32 tgid, 
   __u64 *seen = bpf_map_lookup_elem(&reported, &tgid);
   if (seen && *seen == start) return;
   if (send_process_event(cnt, tgid, SB_PROCESS_SAMPLED) == 0) bpf_map_update_elem(&reported, &tgid, &start, BPF_ANY);
-}
-
-/* Packs the sample into its record (sampler.h sb_sample_record): the header, then only the
- * frames, exact bits, kernel frames and labels it holds. Returns the record's size, 0 when it
- * could not be packed. Each part is one bpf_probe_read_kernel of a bounded size at a bounded
- * offset, so the verifier sees every write inside the buffer. */
-static __always_inline __u64 pack_record(struct sb_record_buf *buf, const struct sb_cpu_sample *rec) {
-  const struct sb_sample *s = &rec->s;
-  struct sb_sample_record *h = (struct sb_sample_record *)buf->b;
-  h->pid = s->pid;
-  h->tid = s->tid;
-  h->time_ns = s->time_ns;
-  h->goid = s->goid;
-  h->goid_g = s->goid_g;
-  h->stop_reason = s->stop_reason;
-  h->flags = s->flags;
-  h->crossed = s->crossed;
-  h->labels_status = s->labels.status;
-  h->labels_total = s->labels.total;
-  h->kernel_status = rec->kernel.status;
-  h->kernel_err = rec->kernel.err;
-  h->pad = 0;
-  h->pad2 = 0;
-  __builtin_memcpy(h->comm, s->comm, sizeof(h->comm));
-
-  __u64 off = sizeof(*h);
-  __u32 n = s->nframes;
-  if (n > SB_MAX_FRAMES) n = SB_MAX_FRAMES;
-  h->nframes = n;
-  if (n > 0) {
-    __u64 size = (__u64)n * 8;
-    SB_OPAQUE(size);
-    if (size > SB_MAX_FRAMES * 8) return 0;
-    if (bpf_probe_read_kernel(buf->b + sizeof(*h), size, s->frames)) return 0;
-    off += size;
-    __u64 words = (n + 63) / 64 * 8;
-    SB_OPAQUE(words);
-    if (words > SB_MAX_FRAMES / 64 * 8) return 0;
-    if (bpf_probe_read_kernel(buf->b + off, words, s->exact)) return 0;
-    off += words;
-  }
-  __u32 k = rec->kernel.status == SB_KSTACK_OK ? rec->kernel.nframes : 0;
-  if (k > SB_MAX_KERNEL_FRAMES) k = SB_MAX_KERNEL_FRAMES;
-  h->kernel_nframes = (__u16)k;
-  if (k > 0) {
-    __u64 size = (__u64)k * 8;
-    SB_OPAQUE(size);
-    if (size > SB_MAX_KERNEL_FRAMES * 8) return 0;
-    if (bpf_probe_read_kernel(buf->b + off, size, rec->kernel.frames)) return 0;
-    off += size;
-  }
-  __u32 c = s->labels.count;
-  if (c > SB_MAX_LABELS) c = SB_MAX_LABELS;
-  h->labels_count = (__u8)c;
-  if (c > 0) {
-    __u64 size = (__u64)c * sizeof(struct sb_label);
-    SB_OPAQUE(size);
-    if (size > SB_MAX_LABELS * sizeof(struct sb_label)) return 0;
-    if (bpf_probe_read_kernel(buf->b + off, size, s->labels.l)) return 0;
-    off += size;
-  }
-  return off;
 }
 
 /* The benchmark modes: times one baseline walk of the sample's stack (fp_walk_baseline.h): the
@@ -328,7 +268,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   read_kernel_stack(ctx, &rec->kernel);
 
   struct sb_record_buf *buf = bpf_map_lookup_elem(&record_buf, &zero);
-  __u64 size = buf ? pack_record(buf, rec) : 0;
+  __u64 size = buf ? sb_pack_sample_record(buf->b, &rec->s, &rec->kernel) : 0;
   if (size == 0 || size > sizeof(*buf)) {
     cnt->lost++;
     return 0;
