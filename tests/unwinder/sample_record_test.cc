@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace sb::unwinder {
@@ -163,6 +165,26 @@ TEST(SampleRecord, LabelLengthsStayInTheirBuffers) {
   ASSERT_EQ(UnpackSampleRecord(rec.data(), rec.size(), &out), "");
   EXPECT_EQ(out.s.labels.l[0].key_len, SB_LABEL_KEY_LEN);
   EXPECT_EQ(out.s.labels.l[0].val_len, SB_LABEL_VAL_LEN);
+}
+
+// Into a sample alone (the exit probe's form): the parts land as into sb_cpu_sample, and a record
+// with kernel frames, which would have nowhere to go, is refused.
+TEST(SampleRecord, IntoASampleWithoutAKernelStack) {
+  auto plain = Record(Header(2, 0, 1), {0x401000, 0x402000}, {0x1}, {}, {Label("k", "v")});
+  auto s = std::make_unique<sb_sample>();
+  ASSERT_EQ(UnpackSampleRecord(plain.data(), plain.size(), s.get(), nullptr), "");
+  EXPECT_EQ(s->pid, 41u);
+  ASSERT_EQ(s->nframes, 2u);
+  EXPECT_EQ(s->frames[1], 0x402000u);
+  EXPECT_EQ(s->exact[0], 0x1u);
+  ASSERT_EQ(s->labels.count, 1);
+  EXPECT_EQ(std::string(s->labels.l[0].val, s->labels.l[0].val_len), "v");
+
+  auto with_kernel = Record(Header(2, 1, 0), {0x401000, 0x402000}, {0x1}, {0xffffffff81000010}, {});
+  std::string why = UnpackSampleRecord(with_kernel.data(), with_kernel.size(), s.get(), nullptr);
+  EXPECT_NE(why.find("1 kernel frames"), std::string::npos) << why;
+  EXPECT_EQ(s->nframes, 0u);  // reset
+  EXPECT_EQ(s->pid, 0u);
 }
 
 // The largest record fits the BPF side's buffer, which is sized by SB_SAMPLE_RECORD_MAX.
