@@ -6,6 +6,7 @@
 #define SWITCHBACK_EXITPROBE_H
 
 #include "unwind/unwind_types.h"
+#include "sample_record.h" /* a call path crosses the ring as the sampler's sample record */
 
 /* What a probe site is, in the low byte of its BPF cookie; the function index is above. */
 enum sb_xp_kind {
@@ -87,17 +88,34 @@ struct sb_xp_counters {
   sb_u64 pop_limit;     /* SB_XP_MAX_POPS reached in one event */
   sb_u64 sweeps;        /* deferreturn / goexit1 hits */
   /* trace --stacks: exits whose caller's stack was unwound and sent (stack_sent), left out by
-   * --slower-than (stack_fast), lost to a full ring buffer (stack_lost), or of a process with
-   * no runtime facts in proc_info (stack_no_proc). Their sum is the paired exits. */
+   * --slower-than (stack_fast), lost to a full ring buffer (stack_lost; also a record that
+   * could not be packed, never seen), or of a process with no runtime facts in proc_info
+   * (stack_no_proc). Their sum is the paired exits. */
   sb_u64 stack_sent;
   sb_u64 stack_fast;
   sb_u64 stack_lost;
   sb_u64 stack_no_proc;
 };
 
-/* trace --stacks: one exit's call path, sent through the `stacks` ring buffer, truncated after
- * s.frames[s.nframes]. s is unwound by the shared unwind core from the RET's registers, so
- * s.frames[0] is the traced function itself and its callers follow. */
+/* trace --stacks: one exit's call path as sent through the `stacks` ring buffer: this header,
+ * then the path as the sampler sends a sample, packed (sample_record.h sb_sample_record: only
+ * the frames, exact words and labels it holds; never kernel frames, kernel_status
+ * SB_KSTACK_OFF). Its size is a multiple of 8, so the record's parts stay 8-byte aligned. */
+struct sb_xp_stack_record {
+  sb_u32 func;
+  sb_u32 pad;
+  sb_u64 ns;
+  sb_u64 bias;  /* the process's load bias (runtime - link-time address of the RET site) */
+};
+
+/* The largest such record: the size of the per-CPU buffer it is packed in. */
+#define SB_XP_STACK_RECORD_MAX (sizeof(struct sb_xp_stack_record) + SB_SAMPLE_RECORD_MAX)
+
+/* One exit's call path unpacked (exitprobe/stack_record.h), what the call-path consumers take.
+ * s is unwound by the shared unwind core from the RET's registers, so s.frames[0] is the traced
+ * function itself and its callers follow. Until the record above (the same fields), this struct
+ * itself crossed the ring, cut after s.frames[s.nframes]: 1,784 bytes plus 8 per frame, every
+ * label slot and the exact words included whatever the path held. */
 struct sb_xp_stack {
   sb_u32 func;
   sb_u32 pad;

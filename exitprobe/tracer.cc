@@ -15,6 +15,7 @@
 
 #include "base/bpf_percpu.h"
 #include "exitprobe.skel.h"
+#include "exitprobe/stack_record.h"
 
 namespace sb::exitprobe {
 namespace {
@@ -128,12 +129,13 @@ Result<std::unique_ptr<Tracer>> Tracer::Load(const TracePlan& plan, const TraceO
     }
     auto on_stack = [](void* ctx, void* data, size_t size) -> int {
       auto* self = static_cast<Tracer*>(ctx);
-      // One reused record, zeroed first: the ring buffer record ends after the last frame.
-      // (Nothing allocated per record: the reader must keep up with bursts of deep unwinds.)
+      // One reused record (nothing allocated per record: the reader must keep up with bursts of
+      // deep unwinds), unpacked from the packed one the ring holds.
       sb_xp_stack* ev = self->stack_scratch_.get();
-      std::memset(ev, 0, sizeof(*ev));
-      std::memcpy(ev, data, std::min(size, sizeof(*ev)));
-      if (ev->s.nframes > SB_MAX_FRAMES) ev->s.nframes = SB_MAX_FRAMES;
+      if (std::string why = UnpackXpStackRecord(data, size, ev); !why.empty()) {
+        if (self->malformed_++ == 0) self->first_malformed_ = why;
+        return 0;
+      }
       if (self->cur_stack_fn_) (*self->cur_stack_fn_)(*ev);
       self->delivered_++;
       return 0;

@@ -80,8 +80,12 @@ class Tracer {
   sb_xp_counters ReadCounters() const;
   std::vector<PendingCall> ReadPending() const;
   // --stacks: hands every call path sent since the last poll to on_stack; returns how many.
+  // A record that does not unpack (exitprobe/stack_record.h) is counted, not handed on.
   using StackFn = std::function<void(const sb_xp_stack&)>;
   int PollStacks(int timeout_ms, const StackFn& on_stack);
+  // --stacks: records that did not unpack, and why the first of them did not ("" when none).
+  uint64_t MalformedStacks() const { return malformed_; }
+  const std::string& FirstMalformedReason() const { return first_malformed_; }
   // The unwind core's counters over those unwinds (stop reasons, crossings).
   sb_counters ReadUnwindCounters() const;
   // --stacks: deletes the process-facts entries of the tgids for which gone() is true (they
@@ -108,6 +112,8 @@ class Tracer {
   ::ring_buffer* stacks_rb_ = nullptr;
   const StackFn* cur_stack_fn_ = nullptr;
   int delivered_ = 0;
+  uint64_t malformed_ = 0;
+  std::string first_malformed_;
   std::unique_ptr<sb_xp_stack> stack_scratch_ = std::make_unique<sb_xp_stack>();  // ~10 KB, off the stack
 };
 

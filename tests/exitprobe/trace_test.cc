@@ -200,6 +200,8 @@ TEST_P(ExactCounts, CallsEqualExitsPlusAbortedForEveryFunction) {
     const auto& st = r.report["stacks"];
     int64_t lost = st["lost"].get<int64_t>(), sent = st["sent"].get<int64_t>();
     EXPECT_EQ(st["no_process_facts"].get<int64_t>(), 0) << st.dump();
+    // Every record sent unpacked (the BPF side packs what userspace reads).
+    EXPECT_EQ(st["malformed"].get<int64_t>(), 0) << st.dump();
     EXPECT_EQ(st["received"].get<int64_t>(), sent) << st.dump();
     // Most arrive: the buffer holds a burst of thousands.
     EXPECT_LE(lost * 20, sent + lost) << st.dump();
@@ -277,6 +279,11 @@ TEST(TraceStacks, TwoPathsInTheRatioTheWorkloadSets) {
   ASSERT_TRUE(fast && slow) << r.report["paths"].dump(1);
   EXPECT_EQ((*fast)["calls"].get<int64_t>(), 150);
   EXPECT_EQ((*slow)["calls"].get<int64_t>(), 150);
+  // Every path crossed the ring whole: sent, unpacked and received (none malformed, none lost).
+  const auto& st = r.report["stacks"];
+  EXPECT_EQ(st["sent"].get<int64_t>(), 300) << st.dump();
+  EXPECT_EQ(st["received"].get<int64_t>(), 300) << st.dump();
+  EXPECT_EQ(st["malformed"].get<int64_t>(), 0) << st.dump();
   EXPECT_EQ((*slow)["frames"][2], "main.slowPath");
   EXPECT_EQ((*slow)["labels"]["path"], "slow");
   EXPECT_TRUE((*fast)["labels"].empty());
@@ -333,6 +340,7 @@ TEST(TraceStacks, EveryProcessOfAPieBinary) {
   const auto& st = r["stacks"];
   EXPECT_EQ(st["sent"].get<int64_t>(), 3 * 40) << st.dump();
   EXPECT_EQ(st["received"].get<int64_t>(), 3 * 40) << st.dump();
+  EXPECT_EQ(st["malformed"].get<int64_t>(), 0) << st.dump();
   EXPECT_EQ(st["no_process_facts"].get<int64_t>(), 0) << st.dump();
   EXPECT_EQ(st["processes"].get<int64_t>(), 3) << st.dump();
   for (const auto& [reason, n] : st["stop_reasons"].items()) EXPECT_EQ(reason, "root") << st.dump();

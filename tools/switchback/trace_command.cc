@@ -253,6 +253,13 @@ int RunTrace(const TraceArgs& a) {
   report.counters = (*tracer)->ReadCounters();
   if (process_gone) report.notes.push_back("the process exited; calls pending then are counted in flight");
   if (!stacks_note.empty()) report.notes.push_back(stacks_note);
+  // Never expected (the BPF side packs what userspace unpacks): named, so that a mismatch of the
+  // two is seen, not only counted.
+  if (uint64_t bad = (*tracer)->MalformedStacks()) {
+    report.notes.push_back(fmt::format("{} call-path record(s) malformed and left out (the first: {})", bad,
+                                       (*tracer)->FirstMalformedReason()));
+    if (!a.quiet) fprintf(stderr, "switchback: %s\n", report.notes.back().c_str());
+  }
   if (adopted)
     report.notes.push_back(fmt::format("{} process(es) exited before their call paths were read: symbolized from the "
                                        "load bias the paths carry (frames outside the executable unnamed)",
@@ -272,6 +279,7 @@ int RunTrace(const TraceArgs& a) {
     json["paths"] = exitprobe::CallPathsJson(cp);
     json["stacks"] = {{"slower_than_ns", topts.slower_than_ns},  {"sent", report.counters.stack_sent},
                       {"faster", report.counters.stack_fast},     {"lost", report.counters.stack_lost},
+                      {"malformed", (*tracer)->MalformedStacks()},
                       {"no_process_facts", report.counters.stack_no_proc}, {"received", paths.events()},
                       {"processes", paths.pids().size()},
                       {"stop_reasons", stops}};
@@ -290,9 +298,10 @@ int RunTrace(const TraceArgs& a) {
   if (!a.quiet && a.stacks) {
     fputs(exitprobe::CallPathsText(cp, a.top_paths).c_str(), stdout);
     fprintf(stdout, "Call paths: %llu exits unwound, %llu faster than --slower-than, %llu lost (ring buffer full), %llu "
-                    "without runtime facts\n",
+                    "malformed, %llu without runtime facts\n",
             static_cast<unsigned long long>(report.counters.stack_sent), static_cast<unsigned long long>(report.counters.stack_fast),
             static_cast<unsigned long long>(report.counters.stack_lost),
+            static_cast<unsigned long long>((*tracer)->MalformedStacks()),
             static_cast<unsigned long long>(report.counters.stack_no_proc));
   }
   return rc;
