@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 
+#include "exitprobe/stack_record.h"
 #include "symbolizer/elf_file.h"
 #include "tests/fuzz/fuzz_targets.h"
 #include "unwinder/dwarf_offsets.h"
@@ -43,6 +45,7 @@ TEST(FuzzRegressionTest, PprofReader) {
 TEST(FuzzRegressionTest, ProcCgroup) { EXPECT_GT(Replay("fuzz_proc_cgroup", FuzzProcCgroup), 0); }
 TEST(FuzzRegressionTest, Kallsyms) { EXPECT_GT(Replay("fuzz_kallsyms", FuzzKallsyms), 0); }
 TEST(FuzzRegressionTest, SampleRecord) { EXPECT_GT(Replay("fuzz_sample_record", FuzzSampleRecord), 0); }
+TEST(FuzzRegressionTest, XpStackRecord) { EXPECT_GT(Replay("fuzz_xp_stack_record", FuzzXpStackRecord), 0); }
 TEST(FuzzRegressionTest, IndexLine) { EXPECT_GT(Replay("fuzz_index_line", FuzzIndexLine), 0); }
 TEST(FuzzRegressionTest, CoreFile) { EXPECT_GT(Replay("fuzz_core_file", FuzzCoreFile), 0); }
 TEST(FuzzRegressionTest, CaseFile) { EXPECT_GT(Replay("fuzz_case_file", FuzzCaseFile), 0); }
@@ -85,6 +88,26 @@ TEST(FuzzRegressionTest, TlsSeedsAreDecoded) {
                                          0x401000);
     ASSERT_TRUE(d.has_value());
     EXPECT_EQ(*d, -8);
+  }
+}
+// The call-path seeds reach both ends of the parse: two whole records (one with a label) are
+// read, the truncated one is refused.
+TEST(FuzzRegressionTest, XpStackRecordSeedsUnpack) {
+  auto out = std::make_unique<sb_xp_stack>();
+  for (const char* name : {"plain_20_frames", "labels", "truncated"}) {
+    SCOPED_TRACE(name);
+    std::ifstream in(std::string(SB_FUZZ_CORPUS_DIR) + "/fuzz_xp_stack_record/" + name, std::ios::binary);
+    std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(b.empty());
+    std::string why = exitprobe::UnpackXpStackRecord(b.data(), b.size(), out.get());
+    if (std::string(name) == "truncated") {
+      EXPECT_NE(why, "");
+      continue;
+    }
+    ASSERT_EQ(why, "");
+    EXPECT_EQ(out->s.nframes, std::string(name) == "labels" ? 5u : 20u);
+    EXPECT_EQ(out->s.labels.count, std::string(name) == "labels" ? 1 : 0);
+    EXPECT_EQ(out->bias, 0x555555554000u);
   }
 }
 TEST(FuzzRegressionTest, CodeSites) { EXPECT_GT(Replay("fuzz_code_sites", FuzzCodeSites), 0); }

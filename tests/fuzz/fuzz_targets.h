@@ -26,5 +26,6 @@ int FuzzServeQuery(const uint8_t* data, size_t size);   // serve/ query, --liste
 int FuzzGoroutineLabels(const uint8_t* data, size_t size);  // ebpf/unwind/goroutine_labels.h
 int FuzzKallsyms(const uint8_t* data, size_t size);     // symbolizer/kallsyms
 int FuzzSampleRecord(const uint8_t* data, size_t size); // unwinder/sample_record (the ring)
+int FuzzXpStackRecord(const uint8_t* data, size_t size); // exitprobe/stack_record (its ring)
 
 }  // namespace sb::fuzz
