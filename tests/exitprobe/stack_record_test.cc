@@ -4,6 +4,8 @@
 // counts' size is refused with the output reset, never read past.
 #include "exitprobe/stack_record.h"
 
+#include "tests/common/sample_record_bytes.h"
+
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -24,31 +26,12 @@ sb_xp_stack_record XpHeader() {
 }
 
 sb_sample_record SampleHeader(uint32_t nframes, uint8_t nlabels) {
-  sb_sample_record h{};
-  h.pid = 41;
-  h.tid = 42;
-  h.time_ns = 123456789;
-  h.goid = 17;
-  h.goid_g = 0xc000001000;
-  h.nframes = nframes;
-  h.stop_reason = SB_STOP_ROOT;
-  h.flags = SB_SAMPLE_HAS_GOID;
-  h.labels_status = nlabels ? SB_LABELS_OK : SB_LABELS_NONE;
-  h.labels_count = nlabels;
-  h.labels_total = nlabels;
-  h.kernel_status = SB_KSTACK_OFF;
+  sb_sample_record h = sb::testrec::MakeSampleHeader(nframes, nlabels);  // kernel stack: off
   std::memcpy(h.comm, "traced", 7);
   return h;
 }
 
-sb_label Label(const char* k, const char* v) {
-  sb_label l{};
-  l.key_len = static_cast<uint8_t>(std::strlen(k));
-  l.val_len = static_cast<uint8_t>(std::strlen(v));
-  std::memcpy(l.key, k, l.key_len);
-  std::memcpy(l.val, v, l.val_len);
-  return l;
-}
+constexpr auto Label = sb::testrec::MakeLabel;
 
 // A record laid out as the exit probe sends it: its header, the sample header, frames, exact
 // words, kernel frames (the probe sends none; a test may), labels.
@@ -56,16 +39,8 @@ std::vector<unsigned char> Record(const sb_xp_stack_record& xh, const sb_sample_
                                   const std::vector<uint64_t>& frames, const std::vector<uint64_t>& exact,
                                   const std::vector<sb_label>& labels, const std::vector<uint64_t>& kernel = {}) {
   std::vector<unsigned char> b;
-  auto put = [&b](const void* p, size_t n) {
-    const auto* c = static_cast<const unsigned char*>(p);
-    b.insert(b.end(), c, c + n);
-  };
-  put(&xh, sizeof(xh));
-  put(&sh, sizeof(sh));
-  put(frames.data(), frames.size() * 8);
-  put(exact.data(), exact.size() * 8);
-  put(kernel.data(), kernel.size() * 8);
-  put(labels.data(), labels.size() * sizeof(sb_label));
+  sb::testrec::AppendBytes(&b, &xh, sizeof(xh));
+  sb::testrec::AppendSampleRecord(&b, sh, frames, exact, kernel, labels);
   return b;
 }
 

@@ -1,7 +1,9 @@
-// The sampler's ring record (ebpf/sampler.h sb_sample_record) unpacked into sb_cpu_sample: each
+// The sampler's ring record (ebpf/sample_record.h sb_sample_record) unpacked into sb_cpu_sample: each
 // part lands where the recorder reads it, and a record shorter than its counts or with a count
 // over its limit is refused, never read past.
 #include "unwinder/sample_record.h"
+
+#include "tests/common/sample_record_bytes.h"
 
 #include <gtest/gtest.h>
 
@@ -13,49 +15,22 @@
 namespace sb::unwinder {
 namespace {
 
-// A record laid out as sampler.h says: header, frames, exact words, kernel frames, labels.
+// A record laid out as sample_record.h says: header, frames, exact words, kernel frames, labels.
 std::vector<unsigned char> Record(const sb_sample_record& h, const std::vector<uint64_t>& frames,
                                   const std::vector<uint64_t>& exact, const std::vector<uint64_t>& kernel,
                                   const std::vector<sb_label>& labels) {
-  std::vector<unsigned char> b(sizeof(h));
-  std::memcpy(b.data(), &h, sizeof(h));
-  auto put = [&b](const void* p, size_t n) {
-    const auto* c = static_cast<const unsigned char*>(p);
-    b.insert(b.end(), c, c + n);
-  };
-  put(frames.data(), frames.size() * 8);
-  put(exact.data(), exact.size() * 8);
-  put(kernel.data(), kernel.size() * 8);
-  put(labels.data(), labels.size() * sizeof(sb_label));
+  std::vector<unsigned char> b;
+  sb::testrec::AppendSampleRecord(&b, h, frames, exact, kernel, labels);
   return b;
 }
 
-sb_label Label(const char* k, const char* v) {
-  sb_label l{};
-  l.key_len = static_cast<uint8_t>(std::strlen(k));
-  l.val_len = static_cast<uint8_t>(std::strlen(v));
-  std::memcpy(l.key, k, l.key_len);
-  std::memcpy(l.val, v, l.val_len);
-  return l;
-}
+constexpr auto Label = sb::testrec::MakeLabel;
 
 sb_sample_record Header(uint32_t nframes, uint16_t knframes, uint8_t nlabels) {
-  sb_sample_record h{};
-  h.pid = 41;
-  h.tid = 42;
-  h.time_ns = 123456789;
-  h.goid = 17;
-  h.goid_g = 0xc000001000;
-  h.nframes = nframes;
-  h.stop_reason = SB_STOP_ROOT;
-  h.flags = SB_SAMPLE_HAS_GOID;
+  sb_sample_record h = sb::testrec::MakeSampleHeader(nframes, nlabels);
   h.crossed = 1u << SB_CROSS_MORESTACK;
-  h.labels_status = nlabels ? SB_LABELS_OK : SB_LABELS_NONE;
-  h.labels_count = nlabels;
-  h.labels_total = nlabels;
   h.kernel_status = knframes ? SB_KSTACK_OK : SB_KSTACK_USER;
   h.kernel_nframes = knframes;
-  h.kernel_err = 0;
   std::memcpy(h.comm, "demo", 5);
   return h;
 }
