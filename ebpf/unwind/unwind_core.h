@@ -63,6 +63,12 @@ struct sb_walk {
   sb_u32 hdr_status;
   sb_u64 label_g;        /* the goroutine the sample is labelled with (its goid in out->goid;
                             its labels, issue 14): 0 when none */
+  /* Left by the cgocallback crossing for the asmcgocall crossing below the C frames it leads
+   * to (sb_cross_cgocallback): the goroutine whose callback this is (0: none), where
+   * cgocallback's fake frame on its stack holds asmcgocall's saved pc, and the saved sp. */
+  sb_u64 cb_g;
+  sb_u64 cb_pc_at;
+  sb_u64 cb_sp;
   sb_u8 exact_sp;        /* sp is exact for the current frame: the pcsp rule applies */
   sb_u8 frame_exact;     /* the current pc is exact (not a return address) */
   sb_u8 on_g0;           /* walking the g0 stack of the sampled thread */
@@ -530,11 +536,14 @@ SB_INLINE int sb_save_is(struct sb_unwind_state *st, sb_u64 pc, int save) {
   return pi->sswitch_start != 0 && pc >= pi->sswitch_start && pc < pi->sswitch_end;
 }
 
-/* The one reader of a goroutine's gobuf: every crossing that resumes a goroutine from its
- * saved state comes here with the save its switch makes (SB_SAVE_*). The saved pc must be
- * that save (the rule above), the saved sp inside the goroutine's stack; otherwise the
- * goroutine is not this stack's caller and the walk stops with stale_goroutine. Then the walk
- * moves onto the goroutine the way Go's traceback starts from a gobuf:
+/* The one reader of a goroutine's saved state: every crossing that resumes a goroutine comes here
+ * with the save its switch makes (SB_SAVE_*). The save is gp's gobuf, or, for the asmcgocall
+ * below a cgocallback crossing (w->cb_g, sb_cross_saved_switch), the one other place the runtime
+ * keeps one: cgocallback's fake frame on gp's stack, which holds asmcgocall's save while the
+ * callback runs (the gobuf then holds whatever the callback saved since). The saved pc must be
+ * that save (the rule above), the saved sp inside gp's stack; otherwise gp is not this stack's
+ * caller and the walk stops. Then the walk moves onto gp the way Go's traceback starts from a
+ * gobuf:
  *   mcall      the pc is a return address in a frame that is set up: walk on from pc/sp/bp;
  *   morestack  f was stopped in its prologue, before its frame exists: emit f (the pc), then
  *              its caller, whose return address is only in sched.lr on arm64 (Go's traceback
@@ -542,7 +551,7 @@ SB_INLINE int sb_save_is(struct sb_unwind_state *st, sb_u64 pc, int save) {
  *   systemstack_switch  the two recipes of sb_cross_saved_switch.
  * want_caller_sp != 0 (morestack only): f's caller must be at that sp with return address
  * want_caller_pc (newstack's copy of m.morebuf, sb_morestack_from_morebuf), else stale.
- * moved: the stop reason when the gobuf is not (or no longer) that save: stale_goroutine, or
+ * moved: the stop reason when the save is not (or no longer) that save: stale_goroutine, or
  * goroutine_left where the caller named the goroutine for certain after dropg (mcall's g0
  * slot, newstack's morebuf): then it has run elsewhere since and the g0 stack is whole.
  * Returns 0 when the walk continues on the goroutine, 1 when it stopped, -1 when the caller
@@ -553,7 +562,12 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
   sb_u64 base = gp + o->g_sched;
   sb_u64 sp = 0, pc = 0, bp = 0;
   if (gp == 0) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
-  if (sb_ghdr(st, gp)) {
+  if (crossing == SB_CROSS_ASMCGOCALL && st->w->cb_g == gp) {
+    /* bp 0: amd64 takes F's frame pointer from F's pcsp (the fake frame has none before Go
+     * 1.21), arm64 needs only sp. */
+    sp = st->w->cb_sp;
+    if (sb_read_u64(st, st->w->cb_pc_at, &pc)) return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
+  } else if (sb_ghdr(st, gp)) {
     sp = st->w->hdr_sp;
     pc = st->w->hdr_pc;
     bp = st->w->hdr_bp;
@@ -629,10 +643,13 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
   if (!sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
   sb_u64 caller = 0;
   if (sb_read_u64(st, sp, &caller)) return sb_cross_stopped(st, crossing, SB_STOP_READ_FAULT);
-  if (bp == 0) {
-    /* Go 1.19 while C calls back into Go: curg.sched.bp is 0 (found in a cgocallback core).
-     * F is mid-body, so its frame pointer is where its prologue pushed BP, right below its
-     * return address: F's SP (sp + 8) + pcsp delta - 8. Only for a Go frame with a BP slot. */
+  if (bp == 0 || crossing == SB_CROSS_ASMCGOCALL) {
+    /* F is mid-body, so its frame pointer is where its prologue pushed BP, right below its
+     * return address: F's SP (sp + 8) + pcsp delta - 8 (only for a Go frame with a BP slot).
+     * asmcgocall's caller always: once C has called back into Go, curg.sched.bp is 0 (found
+     * in a cgocallback core) or, between two callbacks, the frame pointer of the last
+     * systemstack a callback called (cgocallback restores only sched.pc and sched.sp), and a
+     * walk from it repeated callback frames before bad_fp or read_fault. */
     sb_s32 d = 0;
     if (sb_lookup_sp_delta(st, caller - 1, &d) == 0 && d >= 16) bp = sp + (sb_u64)d;
   }
@@ -641,6 +658,7 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
   return 0;
 }
 
+
 /* runtime.systemstack and runtime.asmcgocall on g0. Both save their caller's state with
  * gosave_systemstack_switch before switching stacks. amd64 before Go 1.21: they have no frame,
  * so the chain from the g0 side skips their caller F; F's return address is at
@@ -648,7 +666,13 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
  * pointer chain across by themselves: only the stack change is recorded. */
 SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
   sb_count(st, crossing, SB_CNT_ATTEMPTS);
-  sb_u64 gp = sb_live_curg(st);
+  /* asmcgocall below the C frames that a cgocallback crossing led to: the goroutine is that
+   * callback's (the one that called C; m.curg is 0 once it parked inside the callback), and
+   * its save is in cgocallback's fake frame: the gobuf holds whatever the callback saved since
+   * (a systemstack: resuming from it repeated the callback's frames up to max_frames; an mcall
+   * or a morestack, which gogo's return then cleared: stale_goroutine). */
+  sb_u64 gp = crossing == SB_CROSS_ASMCGOCALL ? st->w->cb_g : 0;
+  if (gp == 0) gp = sb_live_curg(st);
   if (gp == 0) return sb_cross_stopped(st, crossing, SB_STOP_STALE_GOROUTINE);
   sb_u32 recipe = st->pi->flags & (SB_PI_SYSTEMSTACK_SCHED | SB_PI_SWITCH_SCHED_BP);
   /* arm64 asmcgocall loads g0.sched.bp into R29 in every version (Go 1.25 linked only
@@ -664,10 +688,13 @@ SB_INLINE long sb_cross_saved_switch(struct sb_unwind_state *st, int crossing) {
      * would read the fake return address into mstart at g0.sched.sp (found in the Go 1.27 arm64
      * systemstack core, which ended at runtime.mstart). */
     st->w->exact_sp = 0;
+    st->w->cb_g = 0;
     sb_crossed(st, crossing);
     return -1; /* caller continues with an ordinary frame-pointer step */
   }
-  return sb_gobuf_resume(st, crossing, gp, SB_SAVE_SYSTEMSTACK, 0, 0, SB_STOP_STALE_GOROUTINE);
+  long r = sb_gobuf_resume(st, crossing, gp, SB_SAVE_SYSTEMSTACK, 0, 0, SB_STOP_STALE_GOROUTINE);
+  st->w->cb_g = 0; /* that callback's C frames are behind the walk now */
+  return r;
 }
 
 /* runtime.mcall on g0: the goroutine that called mcall saved its caller's pc/sp/bp in
@@ -878,6 +905,15 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
   if (sb_read_u64(st, slot, &ret) || sb_read_u64(st, slot - 8, &caller_fp))
     return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_READ_FAULT);
   if (ret == 0) return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_END_OF_CHAIN);
+  /* For the asmcgocall the C frames lead to (sb_cross_saved_switch): the callback runs on the
+   * goroutine that called C, the one whose stack the walk is on (the sample's goroutine,
+   * checked there: the saved sp must lie in its stack). cgocallback's fake frame here has the
+   * size of its g0 frame and holds the save asmcgocall made (the runtime restores the gobuf from
+   * it when the callback returns): amd64 the saved pc in its return slot, the saved sp right
+   * above; arm64 the saved pc at its SP (LR's slot), the saved sp at SP + its size. */
+  st->w->cb_g = st->w->label_g;
+  st->w->cb_pc_at = SB_ARM64(st) ? st->w->sp : st->w->sp + (sb_u64)delta;
+  st->w->cb_sp = st->w->sp + (sb_u64)delta + (SB_ARM64(st) ? 0 : 8);
   /* The caller, crosscall2, is Go assembly: its SP is exact, so its pcsp finds the C stub
    * that called it (arm64 crosscall2 has no frame record at SP: it saves R29/R30 at the top
    * of its frame). */
@@ -1136,9 +1172,21 @@ SB_SUBPROG long sb_g_cross_signal(struct sb_walk *w, const struct sb_proc_info *
   return sb_cross_signal(st, entry_sp);
 }
 
+/* Also for a sample in cgocallback itself (its pc exact): cgocallback sets g before it moves SP,
+ * on the way in and on the way out, so g says nothing about the stack here; SP does. On g0, an
+ * ordinary g0 frame (its caller crosscall2, and the asmcgocall below the C frames crosses: a
+ * walk taken as on the goroutine ended there with bad_fp); on the goroutine's stack (from the
+ * switch to the fake frame until the switch back), the crossing, as from a return address
+ * (the walk read the fake frame's saved pc as cgocallback's caller). */
 SB_SUBPROG long sb_g_cross_cgocallback(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
                                        struct sb_counters *cnt, sb_u64 lookup_pc) {
   SB_GLOBAL_STATE();
+  if (w->frame_exact) {
+    sb_u64 g0 = w->m == 0 ? 0 : sb_g0(st);
+    if (g0 == 0) return -1;
+    w->on_g0 = (sb_u8)sb_sp_in_stack(st, g0, w->sp);
+    if (w->on_g0) return -1;
+  }
   return sb_cross_cgocallback(st, lookup_pc);
 }
 
@@ -1230,14 +1278,14 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   if ((in_vdso || kind == SB_FN_VDSO_CALLER) && (pi->flags & SB_PI_HAS_OFFSETS))
     r = sb_g_cross_vdso(w, pi, st->out, st->cnt, in_vdso);
   if (r >= 0) {
+  } else if (kind == SB_FN_CGOCALLBACK && (w->frame_exact || !w->on_g0)) {
+    r = sb_g_cross_cgocallback(w, pi, st->out, st->cnt, lookup_pc);
   } else if (w->on_g0) {
     if ((kind == SB_FN_SYSTEMSTACK || kind == SB_FN_ASMCGOCALL) && sb_switched_here(pi, kind, lookup_pc))
       r = sb_g_cross_saved_switch(w, pi, st->out, st->cnt,
                                   kind == SB_FN_ASMCGOCALL ? SB_CROSS_ASMCGOCALL : SB_CROSS_SYSTEMSTACK);
     else if (kind == SB_FN_MCALL) r = sb_g_cross_mcall(w, pi, st->out, st->cnt);
     else if (kind == SB_FN_MORESTACK) r = sb_g_cross_morestack(w, pi, st->out, st->cnt);
-  } else if (kind == SB_FN_CGOCALLBACK && !w->frame_exact) {
-    r = sb_g_cross_cgocallback(w, pi, st->out, st->cnt, lookup_pc);
   }
   if (r < 0 && kind == SB_FN_ASMCGOCALL) r = sb_asmcgocall_direct(st, lookup_pc);
   w->last_pc = lookup_pc + 1;

@@ -354,7 +354,7 @@ TEST_F(UnwindCoreTest, SystemstackInsertsTheCallerFromSched) {
 TEST_F(UnwindCoreTest, AsmcgocallCrossesFromCFramesToTheGoroutine) {
   SetCurrentG(kG0);
   uint64_t c_fp0 = kG0StackHi - 0x200, c_fp1 = kG0StackHi - 0x100;
-  uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  uint64_t sched_sp = kGStackHi - 0x300, f_fp = sched_sp + 0x28;  // main.f +0x90: delta 0x28
   Frame(c_fp0, c_fp1, 0x7f0000005010);          // C leaf's frame: returns into its C caller
   Frame(c_fp1, f_fp, kAsmcgocall + 0x30);       // C caller returns into asmcgocall
   mem_.Put64(sched_sp, kMainF + 0x90);           // asmcgocall's return address into cgocall
@@ -380,6 +380,24 @@ TEST_F(UnwindCoreTest, AsmcgocallWithZeroSchedBpUsesTheCallersPcsp) {
   mem_.Put64(sched_sp, kMainF + 0x90);
   Frame(f_fp, 0, kGoexit + 1);
   SetSched(kG, sched_sp, kSystemstackSwitch, 0);
+  auto r = Run(0x7f0000005000, c_fp - 0x10, c_fp);
+  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// Go 1.19-1.20 between two callbacks of one C call: cgocallback restored sched.pc and sched.sp,
+// and sched.bp is still the frame pointer of the last systemstack a callback called. F's frame
+// pointer comes from F's pcsp, never from that (the walk from it repeated callback frames).
+TEST_F(UnwindCoreTest, AsmcgocallIgnoresAStaleSchedBp) {
+  SetCurrentG(kG0);
+  uint64_t c_fp = kG0StackHi - 0x200;
+  uint64_t sched_sp = kGStackHi - 0x300, f_fp = sched_sp + 0x28;
+  uint64_t stale = kGStackHi - 0x600;             // a callback frame's record, since returned
+  Frame(c_fp, 0, kAsmcgocall + 0x30);
+  mem_.Put64(sched_sp, kMainF + 0x90);
+  Frame(f_fp, 0, kGoexit + 1);
+  Frame(stale, f_fp, kCgocallback + 0x20);
+  SetSched(kG, sched_sp, kSystemstackSwitch, stale);
   auto r = Run(0x7f0000005000, c_fp - 0x10, c_fp);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{0x7f0000005000, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1}));
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
@@ -478,7 +496,7 @@ TEST_F(UnwindCoreTest, AsmcgocallCalledOnG0IsNotCrossed) {
   info_.acgo_direct_lo = static_cast<uint32_t>(kAsmcgocall + 0x34 - kText);
   SetCurrentG(kG0);
   uint64_t c_fp = kG0StackHi - 0x200, a_fp = kG0StackHi - 0x100;
-  uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  uint64_t sched_sp = kGStackHi - 0x300, f_fp = sched_sp + 0x28;
   Frame(c_fp, a_fp, kAsmcgocall + 0x38);  // C returns into asmcgocall's nosave path
   Frame(a_fp, 0, kMstart + 1);            // A's frame record: A's caller is the g0 root
   // curg is a parked-looking goroutine with systemstack_switch's save: what the crossing used
@@ -1284,7 +1302,7 @@ TEST_F(SystemstackWindowTest, AsmcgocallSwitchBackWalksG0AndCrosses) {
   info_.acgo_gp_lo = kAsmcgocall + 0x2c;
   info_.acgo_gp_hi = kAsmcgocall + 0x2f;
   SetCurrentG(kG);
-  uint64_t g0_sp = kG0StackHi - 0x40, sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
+  uint64_t g0_sp = kG0StackHi - 0x40, sched_sp = kGStackHi - 0x300, f_fp = sched_sp + 0x28;
   mem_.Put64(g0_sp, kGStackHi - sched_sp);  // the depth in the goroutine's stack
   mem_.Put64(g0_sp + 8, kG);                // the goroutine
   mem_.Put64(sched_sp, kMainF + 0x90);      // asmcgocall's return address into its caller
@@ -1677,30 +1695,155 @@ TEST_F(UnwindCoreTest, SignalFrameUnreadableIsReadFault) {
 // C called Go (cgocallback): the goroutine stack's fake cgocallback frame leads, through
 // m.g0.sched.sp, to cgocallback's g0 frame, crosscall2 (Go asm, by pcsp), the C stub and the C
 // caller (frame pointers), and on to asmcgocall, where the Go code that called C continues.
-TEST_F(UnwindCoreTest, CgocallbackCrossesBackToTheCFramesOnG0) {
-  SetCurrentG(kG);
-  uint64_t cb_fp = kGStackHi - 0x400, cb_sp = cb_fp - 0x20;
-  Frame(cb_fp, kG0StackHi - 0x800 /* cgocallback's g0 BP */, kCgocallback + 0x20);
-  uint64_t g0_sp = kG0StackHi - 0x800 - 0x18;  // cgocallback's g0 SP: m.g0.sched.sp
-  mem_.Put64(kG0 + 56, g0_sp);
-  uint64_t c_fp = kG0StackHi - 0x600, c_fp2 = kG0StackHi - 0x500;
-  mem_.Put64(g0_sp + 0x20, kCrosscall2 + 0x10);  // cgocallback's return address
-  mem_.Put64(g0_sp + 0x18, c_fp);                // its saved BP: the C stub's
-  uint64_t c2_sp = g0_sp + 0x28;
-  mem_.Put64(c2_sp + 0x50, 0x7f0000005100);      // crosscall2's return address into the C stub
-  Frame(c_fp, c_fp2, 0x7f0000005200);            // the C stub returns into the C caller
-  uint64_t sched_sp = kGStackHi - 0x300, f_fp = kGStackHi - 0x200;
-  Frame(c_fp2, f_fp, kAsmcgocall + 0x30);        // the C caller returns into asmcgocall
-  SetSched(kG, sched_sp, kSystemstackSwitch, f_fp);
-  mem_.Put64(sched_sp, kMainF + 0x90);
-  Frame(f_fp, 0, kGoexit + 1);
-  auto r = Run(kMainF + 0x30, cb_sp, cb_fp);
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x30, kCgocallback + 0x20, kCrosscall2 + 0x10,
-                                              0x7f0000005100, 0x7f0000005200, kAsmcgocall + 0x30,
-                                              kMainF + 0x90, kGoexit + 1}));
+// asmcgocall's save is the one in cgocallback's fake frame (the runtime restores the gobuf from
+// it when the callback returns); curg.sched is whatever the callback saved since.
+class CgoCallbackTest : public UnwindCoreTest {
+ protected:
+  // The callback main.f (sampled at +0x30, its frame record at cb_fp_) returns into
+  // cgocallback's fake frame (SP cb_fp_ + 16, size 0x20 as on g0), whose return slot holds
+  // asmcgocall's saved pc; above it, at the saved sp, asmcgocall's return address into F =
+  // main.f (+0x90, delta 0x28: F's frame record at sched_sp_ + 0x28) under goexit.
+  void SetUp() override {
+    UnwindCoreTest::SetUp();
+    SetCurrentG(kG);
+    Frame(cb_fp_, kG0StackHi - 0x800 /* cgocallback's g0 BP */, kCgocallback + 0x20);
+    mem_.Put64(cb_fp_ + 16 + 0x20, kSystemstackSwitch);  // the fake frame's return slot
+    mem_.Put64(sched_sp_, kMainF + 0x90);
+    Frame(sched_sp_ + 0x28, 0, kGoexit + 1);
+    mem_.Put64(kG0 + 56, g0_sp_);
+    mem_.Put64(g0_sp_ + 0x20, kCrosscall2 + 0x10);  // cgocallback's return address
+    mem_.Put64(g0_sp_ + 0x18, c_fp_);               // its saved BP: the C stub's
+    mem_.Put64(g0_sp_ + 0x28 + 0x50, 0x7f0000005100);  // crosscall2's return address into the C stub
+    Frame(c_fp_, c_fp2_, 0x7f0000005200);           // the C stub returns into the C caller
+    Frame(c_fp2_, sched_sp_ + 0x28, kAsmcgocall + 0x30);  // the C caller returns into asmcgocall
+  }
+  std::vector<uint64_t> Whole() const {
+    return {kMainF + 0x30, kCgocallback + 0x20, kCrosscall2 + 0x10, 0x7f0000005100, 0x7f0000005200,
+            kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1};
+  }
+  const uint64_t cb_fp_ = kGStackHi - 0x400, sched_sp_ = cb_fp_ + 16 + 0x28;
+  const uint64_t g0_sp_ = kG0StackHi - 0x800 - 0x18;  // cgocallback's g0 SP: m.g0.sched.sp
+  const uint64_t c_fp_ = kG0StackHi - 0x600, c_fp2_ = kG0StackHi - 0x500;
+};
+
+TEST_F(CgoCallbackTest, CrossesBackToTheCFramesOnG0) {
+  SetSched(kG, sched_sp_, kSystemstackSwitch, sched_sp_ + 0x28);  // no save since the C call
+  auto r = Run(kMainF + 0x30, cb_fp_ - 0x20, cb_fp_);
+  EXPECT_EQ(Frames(r), Whole());
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(r.sample.goid, 42u);
   EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_CROSSED], 1u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+}
+
+// The callback has called systemstack since (an allocation): systemstack's return zeroed
+// curg.sched.sp. The fake frame still holds asmcgocall's save (on a Go 1.19 callback workload
+// 85% of the samples used to stop at asmcgocall with stale_goroutine).
+TEST_F(CgoCallbackTest, CurgSchedClearedByTheCallbackIsNotUsed) {
+  SetSched(kG, 0, kSystemstackSwitch, 0);
+  auto r = Run(kMainF + 0x30, cb_fp_ - 0x20, cb_fp_);
+  EXPECT_EQ(Frames(r), Whole());
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+}
+
+// The fake frame's saved pc is under the same rule as a gobuf's: not gosave_systemstack_switch's
+// save, not crossed.
+TEST_F(CgoCallbackTest, FakeFrameSaveUnderTheSavedPcRule) {
+  SetSched(kG, sched_sp_, kSystemstackSwitch, sched_sp_ + 0x28);
+  mem_.Put64(cb_fp_ + 16 + 0x20, kMainF + 0x90);
+  auto r = Run(kMainF + 0x30, cb_fp_ - 0x20, cb_fp_);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(Frames(r).back(), kAsmcgocall + 0x30);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_STOPPED], 1u);
+}
+
+// Sampled on g0 inside a systemstack the callback called: curg.sched is that systemstack's
+// save, right for the systemstack crossing and wrong for asmcgocall's, which resumed from it
+// into the callback again and again up to max_frames.
+TEST_F(CgoCallbackTest, SystemstackInsideTheCallbackIsCrossedOnce) {
+  SetCurrentG(kG0);
+  uint64_t ss_sp = cb_fp_ - 0x100;            // the callback's systemstack save
+  uint64_t cb2_fp = ss_sp + 0x28;             // main.f (+0x90) called systemstack: its record
+  mem_.Put64(ss_sp, kMainF + 0x90);
+  Frame(cb2_fp, cb_fp_, kMainF + 0x40);       // ... inside the callback main.f at +0x40
+  SetSched(kG, ss_sp, kSystemstackSwitch, cb2_fp);
+  uint64_t g0_fp = g0_sp_ - 0x200;            // the work on g0, below cgocallback's g0 frame
+  Frame(g0_fp, 0, kSystemstack + 0x30);
+  auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
+  std::vector<uint64_t> want = {kAllocFn + 0x50, kSystemstack + 0x30, kMainF + 0x90, kMainF + 0x40};
+  for (uint64_t pc : Whole())
+    if (pc != kMainF + 0x30) want.push_back(pc);
+  EXPECT_EQ(Frames(r), want);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_SYSTEMSTACK][SB_CNT_CROSSED], 1u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
+}
+
+// The callback's goroutine parked inside the callback (m.curg 0: this M is in the scheduler,
+// under mcall, and finds it through mcall's g0 slot). asmcgocall returns to the callback's
+// goroutine, not to m.curg: before, it stopped there with stale_goroutine (Go 1.23 and 1.27: 10%
+// of a callback workload's samples). Both recipes: from the fake frame (Go 1.19-1.20) and by the
+// frame chain (1.21+: asmcgocall's frame record on the goroutine stack).
+TEST_F(CgoCallbackTest, GoroutineParkedInTheCallbackFromTheG0Slot) {
+  mem_.Put64(kM + 192, 0);                    // m.curg: dropped
+  mem_.Put64(kG + 48, 0);                     // g.m: parked
+  SetCurrentG(kG0);
+  mem_.Put64(g0_sp_ - 8, kG);                 // mcall's slot: PUSHQ AX at m.g0.sched.sp - 8
+  uint64_t park_fp = g0_sp_ - 0x40, g0_fp = g0_sp_ - 0x200;
+  Frame(g0_fp, park_fp, kAllocFn + 0x80);     // the scheduler's work, called by the mcall callee
+  Frame(park_fp, 0, kMcall + 0x20);           // which mcall called
+  uint64_t park_sp = cb_fp_ - 0x100, park_fp2 = park_sp + 0x28;
+  SetSched(kG, park_sp, kMcallRet, park_fp2);  // the callback main.f parked through mcall
+  Frame(park_fp2, cb_fp_, kMainF + 0x40);
+  uint64_t ac_rec = sched_sp_ + 0x80;         // 1.21+: asmcgocall's frame record, linked by C
+  Frame(ac_rec, sched_sp_ + 0x28, kMainF + 0x90);
+  std::vector<uint64_t> want = {kAllocFn + 0x50, kAllocFn + 0x80, kMcall + 0x20, kMcallRet, kMainF + 0x40};
+  for (uint64_t pc : Whole())
+    if (pc != kMainF + 0x30) want.push_back(pc);
+  for (bool chain : {false, true}) {
+    if (chain) {
+      info_.flags &= ~SB_PI_SYSTEMSTACK_SCHED;
+      Frame(c_fp2_, ac_rec, kAsmcgocall + 0x30);
+    }
+    counters_ = {};
+    auto r = Run(kAllocFn + 0x50, g0_fp - 0x38, g0_fp);
+    EXPECT_EQ(Frames(r), want) << chain;
+    EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT) << chain;
+    EXPECT_EQ(r.sample.goid, 42u);
+    EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u) << chain;
+  }
+}
+
+// Sampled in cgocallback itself: it sets g before it moves SP (both ways), so the stack is the
+// one SP is on. On the goroutine stack (the fake frame: here with g still g0, on the way back),
+// the crossing as from a return address; on g0 (here with g already the goroutine, on the way
+// in), an ordinary g0 frame whose C callers lead to asmcgocall, which crosses. Before, the
+// first read the fake frame's saved pc as a caller (systemstack_switch), the second was walked
+// as on the goroutine and ended at asmcgocall with bad_fp.
+TEST_F(CgoCallbackTest, SampledInCgocallbackWalksTheStackSpIsOn) {
+  SetSched(kG, 0, kSystemstackSwitch, 0);
+  SetCurrentG(kG0);
+  uint64_t fake_sp = cb_fp_ + 16;
+  auto out = Run(kCgocallback + 0x30, fake_sp, 0);
+  std::vector<uint64_t> want = Whole();
+  want.erase(want.begin(), want.begin() + 2);
+  want.insert(want.begin(), kCgocallback + 0x30);
+  EXPECT_EQ(Frames(out), want);
+  EXPECT_EQ(out.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_CROSSED], 1u);
+  // On g0 with g the goroutine already: asmcgocall's save is still the gobuf here.
+  SetSched(kG, sched_sp_, kSystemstackSwitch, 0);
+  SetCurrentG(kG);
+  counters_ = {};
+  auto in = Run(kCgocallback + 0x10, g0_sp_, kG0StackHi - 0x800);
+  // (The frame-pointer step past crosscall2 skips the C stub here, as it always did for this
+  // leaf: only the crossing takes crosscall2 by its pcsp.)
+  std::vector<uint64_t> f = Frames(in);
+  ASSERT_GE(f.size(), 5u);
+  EXPECT_EQ(std::vector<uint64_t>(f.begin(), f.begin() + 2), (std::vector<uint64_t>{kCgocallback + 0x10, kCrosscall2 + 0x10}));
+  EXPECT_EQ(std::vector<uint64_t>(f.end() - 3, f.end()), (std::vector<uint64_t>{kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 1}));
+  EXPECT_EQ(in.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_ATTEMPTS], 0u);
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
 }
 
@@ -2271,10 +2414,16 @@ TEST_F(UnwindCoreArm64Test, AsyncPreemptedLeafKeepsItsCaller) {
 
 // arm64 cgocallback: cgocallback's g0 frame at m.g0.sched.sp (LR at [SP], R29 below), then
 // crosscall2, whose LR and R29 sit at the top of its NOFRAME frame, then the C frames by frame
-// records down to asmcgocall (Go < 1.25: its frame record at curg.sched.bp).
+// records down to asmcgocall, whose frame record on the goroutine stack is found from the save
+// in cgocallback's fake frame (its saved pc at the fake frame's SP, the saved sp 0x30 above:
+// the runtime's MOVD R5, -48(R4)). curg.sched is not that save once the callback has saved
+// anything since; and m.curg is 0 once the goroutine parked inside the callback (the locked M
+// in stoplockedm of arm64-go1.19.8-cgocallback lwp 28029 stopped there with stale_goroutine).
 TEST_F(UnwindCoreArm64Test, CgocallbackCrossesBackToTheCFramesOnG0) {
   uint64_t cb_sp = kGStackHi - 0x400;                // the Go callback (main.f), frame 0x30
   GoFrame(cb_sp, 0, kCgocallback + 0x20);            // returns into cgocallback's fake frame
+  uint64_t fake_sp = cb_sp + 0x30, ac_sp = fake_sp + 0x30, f_sp = ac_sp + 0x20;
+  mem_.Put64(fake_sp, kSystemstackSwitch + 8);       // asmcgocall's saved pc
   uint64_t g0_sp = kG0StackHi - 0x800;
   mem_.Put64(kG0 + 56, g0_sp);
   uint64_t c_fp = kG0StackHi - 0x600, c_fp2 = kG0StackHi - 0x500;
@@ -2284,16 +2433,41 @@ TEST_F(UnwindCoreArm64Test, CgocallbackCrossesBackToTheCFramesOnG0) {
   mem_.Put64(c2_sp + 0xc0 - 16, c_fp);               // and R29
   Frame(c_fp, c_fp2, 0x7f0000005200);
   Frame(c_fp2, 0, kAsmcgocall + 0x30);
-  uint64_t ac_sp = kGStackHi - 0x300, f_sp = ac_sp + 0x20;
   GoFrame(ac_sp, f_sp - 8, kMainF + 0x90);          // asmcgocall's frame on the goroutine stack
   GoFrame(f_sp, 0, kGoexit + 4);
-  SetSched(kG, ac_sp, kSystemstackSwitch + 8, ac_sp - 8);
+  std::vector<uint64_t> want = {kMainF + 0x40, kCgocallback + 0x20, kCrosscall2 + 0x10, 0x7f0000005100,
+                                0x7f0000005200, kAsmcgocall + 0x30, kMainF + 0x90, kGoexit + 4};
+  SetSched(kG, ac_sp, kSystemstackSwitch + 8, ac_sp - 8);  // no save since the C call
   auto r = Run(kMainF + 0x40, cb_sp, cb_sp - 8, 0x1234, kG);
-  EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMainF + 0x40, kCgocallback + 0x20, kCrosscall2 + 0x10,
-                                              0x7f0000005100, 0x7f0000005200, kAsmcgocall + 0x30,
-                                              kMainF + 0x90, kGoexit + 4}));
+  EXPECT_EQ(Frames(r), want);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_CROSSED], 1u);
+  SetSched(kG, 0, kSystemstackSwitch + 8, 0);        // a systemstack since: gogo cleared sp
+  r = Run(kMainF + 0x40, cb_sp, cb_sp - 8, 0x1234, kG);
+  EXPECT_EQ(Frames(r), want);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  // Parked inside the callback through mcall (m.curg 0): this M, in the scheduler under the
+  // mcall callee park_m (which spilled the goroutine to the g0 slot at m.g0.sched.sp - 8, over
+  // cgocallback's saved R29: crosscall2's own is at its frame's top), finds it through that slot.
+  constexpr uint64_t kParkM = 0x401500;  // frame 0x40
+  AddRange(kParkM + 0x8, kParkM + 0x80, SB_FN_MCALL_SPILLER);
+  info_.ranges[info_.nranges - 1].arg = static_cast<uint32_t>(-8);
+  mem_.Put64(kM + 192, 0);
+  mem_.Put64(kG + 48, 0);
+  mem_.Put64(g0_sp - 8, kG);
+  uint64_t park_sp = cb_sp - 0x30;                   // gopark (main.f, frame 0x30) in the callback
+  SetSched(kG, park_sp, kMcallRet, park_sp - 8);
+  GoFrame(park_sp, cb_sp - 8, kMainF + 0x40);
+  uint64_t callee_sp = g0_sp - 16 - 0x40;            // park_m's frame below mcall's 16 bytes
+  GoFrame(callee_sp, 0, kMcall + 0x20);
+  counters_ = {};
+  r = Run(kParkM + 0x10, callee_sp, callee_sp - 8, 0, kG0);
+  std::vector<uint64_t> parked = {kParkM + 0x10, kMcall + 0x20, kMcallRet};
+  parked.insert(parked.end(), want.begin(), want.end());
+  EXPECT_EQ(Frames(r), parked);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(r.sample.goid, 42u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
 }
 
 // arm64 asmcgocall on Go 1.25+ (no sched.bp flag: systemstack's chain links by itself there)
