@@ -2,7 +2,7 @@
 // 1.19 (Debian's golang-go) and 1.21 to 1.27 (tools/fetch-go.sh, Debian packages in a cache).
 // For each toolchain, on this amd64 host:
 //   - every crossing's counter shows it was taken (demo: leaf, systemstack, mcall, morestack,
-//     vdso; democgo: asmcgocall);
+//     vdso; democgo: asmcgocall; democgo -callbacks: cgocallback, and asmcgocall below it);
 //   - at least 99.8% of the samples are whole and no stop reason takes more than 0.1%;
 //   - the stacks agree with runtime/pprof of the same run: the frequent stacks of each
 //     profiler are found, exactly, in the other's (see MatchesOracle for the two documented
@@ -219,6 +219,45 @@ TEST_P(GoVersionsTest, CgoCrossesAsmcgocall) {
   EXPECT_GT(c_samples, 0) << "no samples in C";
   EXPECT_GE(c_reaching_go, c_samples * 99 / 100) << c_reaching_go << " of " << c_samples
                                                   << " C samples reach main.cgoCaller";
+}
+
+// C code calling back into Go on the goroutine that called C (democgo -callbacks), where each
+// callback allocates on the system stack and now and then yields: a callback's stack crosses
+// cgocallback back to the C frames on g0 and asmcgocall back to the goroutine that called C.
+// asmcgocall's save is the one in cgocallback's fake frame: the goroutine's gobuf holds what
+// the callback saved since. Before session 26, Go 1.19 stopped 85% of such samples at asmcgocall
+// (stale_goroutine) and repeated the callback up to max_frames in 5% more; Go 1.21+ stopped 10%
+// (its M parked, m.curg 0).
+TEST_P(GoVersionsTest, CgoCallbacksReturnToTheGoroutineThatCalledC) {
+  std::string why;
+  std::string democgo = BuildWorkload(go_, GetParam(), "democgo", /*cgo=*/true, &why);
+  ASSERT_FALSE(democgo.empty()) << why;
+  RecordOptions o;
+  o.workload = democgo;
+  o.workload_args = {"-duration=0", "-callbacks"};
+  o.stop_workload_after = true;
+  o.oracle = false;
+  o.duration_s = 5;
+  Recording r;
+  ASSERT_NO_FATAL_FAILURE(Record(o, &r));
+  EXPECT_GT(Crossed(r, "cgocallback"), 0) << r.stats.value("crossings", nlohmann::json::object()).dump();
+  ExpectRootShare(r);
+  int64_t in_callback = 0, reaching_caller = 0, repeated = 0;
+  for (const auto& s : r.ours->samples) {
+    auto f = LeafFirst(*r.ours, s);
+    if (std::count(f.begin(), f.end(), "runtime.cgocallback") > 1 ||
+        std::count(f.begin(), f.end(), "runtime.asmcgocall") > 1)
+      repeated += s.count;
+    if (std::find(f.begin(), f.end(), "main.callbackWork") == f.end()) continue;
+    in_callback += s.count;
+    auto cgocall = std::find(f.begin(), f.end(), "runtime.asmcgocall");
+    if (cgocall != f.end() && std::find(cgocall, f.end(), "main.callbackCaller") != f.end())
+      reaching_caller += s.count;
+  }
+  EXPECT_GE(in_callback, 100) << "too few samples in the callbacks";
+  EXPECT_GE(reaching_caller, in_callback * 998 / 1000)
+      << reaching_caller << " of " << in_callback << " callback samples reach main.callbackCaller past asmcgocall";
+  EXPECT_EQ(repeated, 0) << "stacks that cross cgocallback or asmcgocall twice (no nested callbacks here)";
 }
 
 INSTANTIATE_TEST_SUITE_P(Go, GoVersionsTest,

@@ -6,7 +6,8 @@
 #
 # Usage: tools/bench/stop_reasons.sh [BUILD_DIR]          (root; default BUILD_DIR=build)
 # Environment: VERSIONS (default "1.19 1.23 1.27"; 1.21+ from tools/fetch-go.sh),
-#   MODES (default "alloc recurse"), SECONDS_PER_RUN (default 10), FREQ (default 499),
+#   MODES (default "alloc recurse": the demo's -mode; cgo-callbacks: democgo -callbacks, C code
+#   calling back into Go), SECONDS_PER_RUN (default 10), FREQ (default 499),
 #   RUNS (default 1), BEFORE (another switchback binary, optional), OUT=FILE (JSON lines).
 # Prints one line per (version, mode, run, build): samples and every stop reason but root
 # with its count and share, then the medians over the runs.
@@ -60,9 +61,17 @@ for v in $VERSIONS; do
   demo="$SCRATCH/demo-$v"
   (cd testdata/workloads/demo && env GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=0 "$go" build -o "$demo" .) \
     || die "go$v build failed"
+  if [[ " $MODES " == *" cgo-callbacks "* ]]; then
+    (cd testdata/workloads/democgo && env GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=1 "$go" build \
+      -o "$SCRATCH/democgo-$v" .) || die "go$v democgo build failed"
+  fi
   for mode in $MODES; do
     for run in $(seq 1 "$RUNS"); do
-      "$demo" -mode="$mode" -duration=0 >/dev/null 2>&1 &
+      if [[ $mode == cgo-callbacks ]]; then
+        "$SCRATCH/democgo-$v" -callbacks -duration=0 >/dev/null 2>&1 &
+      else
+        "$demo" -mode="$mode" -duration=0 >/dev/null 2>&1 &
+      fi
       pid=$!
       BG+=("$pid")
       sleep 1

@@ -2,7 +2,8 @@
 // frames compiled with frame pointers (asmcgocall crossing), another spins in Go. Flags match
 // the demo workload: -duration (0 = until SIGINT/SIGTERM), -cpuprofile, -counters, -v; and
 // -rounds, the C work per call (0: calls that return at once, so that samples land in
-// asmcgocall's switch to g0 and back as often as in a program that calls small C functions).
+// asmcgocall's switch to g0 and back as often as in a program that calls small C functions);
+// -callbacks, C code that calls back into Go instead of spinning (callback.go).
 package main
 
 /*
@@ -32,6 +33,16 @@ __attribute__((noinline)) uint64_t c_tiny(uint64_t x) { return x * 3 + 1; }
 // c_spin runs about rounds * 1000 iterations entirely in C before returning to Go.
 __attribute__((noinline)) uint64_t c_spin(uint64_t seed, int rounds) {
 	return c_spin_middle(seed, rounds) + 1;
+}
+
+// -callbacks: C calling Go (goCallback, exported in callback.go) n times on the goroutine that
+// called C: Go -> asmcgocall -> c_callback_loop -> c_call_go -> crosscall2 -> cgocallback -> Go.
+extern void goCallback(uint64_t);
+
+__attribute__((noinline)) void c_call_go(uint64_t x) { goCallback(x); }
+
+__attribute__((noinline)) void c_callback_loop(uint64_t x, int n) {
+	for (int i = 0; i < n; i++) c_call_go(x + (uint64_t)i);
 }
 */
 import "C"
@@ -72,6 +83,18 @@ func cgoCaller(wg *sync.WaitGroup, rounds int) {
 
 var sink uint64
 
+// callbackCaller (-callbacks) calls into C, which calls back into Go (callback.go) 100 times
+// per call.
+//
+//go:noinline
+func callbackCaller(wg *sync.WaitGroup) {
+	defer wg.Done()
+	for !stopFlag.Load() {
+		C.c_callback_loop(C.uint64_t(cgoCalls.Load()), 100)
+		cgoCalls.Add(1)
+	}
+}
+
 //go:noinline
 func goSpinInner(x uint64) uint64 {
 	for i := 0; i < 1000; i++ {
@@ -98,6 +121,7 @@ func main() {
 	countersFile := flag.String("counters", "", "write operation counts (JSON) to this file at exit")
 	verbose := flag.Bool("v", false, "print the counters on stdout at exit")
 	rounds := flag.Int("rounds", 200, "C work per cgo call, in thousands of iterations (0: return at once)")
+	callbacks := flag.Bool("callbacks", false, "the cgo goroutine calls C that calls back into Go (allocating, yielding)")
 	flag.Parse()
 
 	if *cpuprofile != "" {
@@ -117,9 +141,15 @@ func main() {
 
 	start := time.Now()
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go cgoCaller(&wg, *rounds)
-	go goSpin(&wg)
+	if *callbacks {
+		// Alone: a goroutine spinning in Go would take the P each callback waits for on entry.
+		wg.Add(1)
+		go callbackCaller(&wg)
+	} else {
+		wg.Add(2)
+		go cgoCaller(&wg, *rounds)
+		go goSpin(&wg)
+	}
 
 	var timeout <-chan time.Time
 	if *duration > 0 {
@@ -131,7 +161,7 @@ func main() {
 	}
 	stopFlag.Store(true)
 	elapsed := time.Since(start).Seconds()
-	counts := map[string]uint64{"cgo": cgoCalls.Load(), "spin": goIters.Load()}
+	counts := map[string]uint64{"cgo": cgoCalls.Load(), "spin": goIters.Load(), "callbacks": callbackCalls.Load()}
 	wg.Wait()
 	if *cpuprofile != "" {
 		pprof.StopCPUProfile()
@@ -145,6 +175,6 @@ func main() {
 		}
 	}
 	if *verbose {
-		fmt.Printf("cgo %d\nspin %d\n", counts["cgo"], counts["spin"])
+		fmt.Printf("cgo %d\nspin %d\ncallbacks %d\n", counts["cgo"], counts["spin"], counts["callbacks"])
 	}
 }
