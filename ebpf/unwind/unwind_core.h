@@ -658,7 +658,6 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
   return 0;
 }
 
-
 /* runtime.systemstack and runtime.asmcgocall on g0. Both save their caller's state with
  * gosave_systemstack_switch before switching stacks. amd64 before Go 1.21: they have no frame,
  * so the chain from the g0 side skips their caller F; F's return address is at

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -121,6 +122,25 @@ class GoVersionsTest : public testing::TestWithParam<std::string> {
     ASSERT_FALSE(go_.empty()) << why;
   }
 
+  // Builds the workload `name` (testdata/workloads) with this test's Go version and records it
+  // live with `o` (its workload set here, and stopped after the recording).
+  void RecordWorkload(const std::string& name, bool cgo, RecordOptions o, Recording* r) {
+    std::string why;
+    o.workload = BuildWorkload(go_, GetParam(), name, cgo, &why);
+    ASSERT_FALSE(o.workload.empty()) << why;
+    o.stop_workload_after = true;
+    ASSERT_NO_FATAL_FAILURE(Record(o, r));
+  }
+
+  // The recording of a cgo workload (democgo with `args`): 5 s, no runtime/pprof oracle.
+  void RecordCgo(std::vector<std::string> args, Recording* r) {
+    RecordOptions o;
+    o.workload_args = std::move(args);
+    o.oracle = false;
+    o.duration_s = 5;
+    RecordWorkload("democgo", /*cgo=*/true, o, r);
+  }
+
   // Crossing CROSSING's "crossed" counter in the recording's stats.
   static int64_t Crossed(const Recording& r, const std::string& crossing) {
     if (!r.stats.contains("crossings")) return -1;
@@ -148,15 +168,10 @@ class GoVersionsTest : public testing::TestWithParam<std::string> {
 };
 
 TEST_P(GoVersionsTest, DemoCrossesEverySwitchAndAgreesWithRuntimePprof) {
-  std::string why;
-  std::string demo = BuildWorkload(go_, GetParam(), "demo", /*cgo=*/false, &why);
-  ASSERT_FALSE(demo.empty()) << why;
   RecordOptions o;
-  o.workload = demo;
   o.workload_args = {"-mode=all", "-duration=0"};
-  o.stop_workload_after = true;
   Recording r;
-  ASSERT_NO_FATAL_FAILURE(Record(o, &r));
+  ASSERT_NO_FATAL_FAILURE(RecordWorkload("demo", /*cgo=*/false, o, &r));
 
   for (const char* c : {"leaf", "systemstack", "mcall", "morestack", "vdso"}) {
     EXPECT_GT(Crossed(r, c), 0) << c << " never crossed with go" << GetParam() << ": "
@@ -195,17 +210,8 @@ TEST_P(GoVersionsTest, DemoCrossesEverySwitchAndAgreesWithRuntimePprof) {
 }
 
 TEST_P(GoVersionsTest, CgoCrossesAsmcgocall) {
-  std::string why;
-  std::string democgo = BuildWorkload(go_, GetParam(), "democgo", /*cgo=*/true, &why);
-  ASSERT_FALSE(democgo.empty()) << why;
-  RecordOptions o;
-  o.workload = democgo;
-  o.workload_args = {"-duration=0"};
-  o.stop_workload_after = true;
-  o.oracle = false;
-  o.duration_s = 5;
   Recording r;
-  ASSERT_NO_FATAL_FAILURE(Record(o, &r));
+  ASSERT_NO_FATAL_FAILURE(RecordCgo({"-duration=0"}, &r));
   EXPECT_GT(Crossed(r, "asmcgocall"), 0) << r.stats.value("crossings", nlohmann::json::object()).dump();
   ExpectRootShare(r);
   // C frames reach the goroutine that called them.
@@ -225,21 +231,13 @@ TEST_P(GoVersionsTest, CgoCrossesAsmcgocall) {
 // callback allocates on the system stack and now and then yields: a callback's stack crosses
 // cgocallback back to the C frames on g0 and asmcgocall back to the goroutine that called C.
 // asmcgocall's save is the one in cgocallback's fake frame: the goroutine's gobuf holds what
-// the callback saved since. Before session 26, Go 1.19 stopped 85% of such samples at asmcgocall
-// (stale_goroutine) and repeated the callback up to max_frames in 5% more; Go 1.21+ stopped 10%
-// (its M parked, m.curg 0).
+// the callback saved since. Before session 26 (tools/bench/stop_reasons.sh MODES=cgo-callbacks)
+// 17% of Go 1.19's samples were whole (bad_fp from a stale sched.bp, stale_goroutine, the
+// callback repeated up to max_frames) and 96-97% of Go 1.21-1.27's (stale_goroutine: the
+// goroutine parked inside the callback, m.curg 0).
 TEST_P(GoVersionsTest, CgoCallbacksReturnToTheGoroutineThatCalledC) {
-  std::string why;
-  std::string democgo = BuildWorkload(go_, GetParam(), "democgo", /*cgo=*/true, &why);
-  ASSERT_FALSE(democgo.empty()) << why;
-  RecordOptions o;
-  o.workload = democgo;
-  o.workload_args = {"-duration=0", "-callbacks"};
-  o.stop_workload_after = true;
-  o.oracle = false;
-  o.duration_s = 5;
   Recording r;
-  ASSERT_NO_FATAL_FAILURE(Record(o, &r));
+  ASSERT_NO_FATAL_FAILURE(RecordCgo({"-duration=0", "-callbacks"}, &r));
   EXPECT_GT(Crossed(r, "cgocallback"), 0) << r.stats.value("crossings", nlohmann::json::object()).dump();
   ExpectRootShare(r);
   int64_t in_callback = 0, reaching_caller = 0, repeated = 0;
