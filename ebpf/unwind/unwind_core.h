@@ -69,6 +69,7 @@ struct sb_walk {
   sb_u64 cb_g;
   sb_u64 cb_pc_at;
   sb_u64 cb_sp;
+  sb_u64 cb_g0_sp;       /* the g0 SP of the callback around this one (nested), 0: m.g0.sched.sp's */
   sb_u8 exact_sp;        /* sp is exact for the current frame: the pcsp rule applies */
   sb_u8 frame_exact;     /* the current pc is exact (not a return address) */
   sb_u8 on_g0;           /* walking the g0 stack of the sampled thread */
@@ -893,9 +894,15 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
   sb_u64 g0_sp = 0, ret = 0, caller_fp = 0;
   sb_s32 delta = 0;
   sb_u64 g0 = st->w->m == 0 ? 0 : sb_g0(st);
-  if (g0 == 0 || sb_read_u64(st, g0 + o->g_sched + o->gobuf_sp, &g0_sp) || g0_sp == 0 ||
+  /* m.g0.sched.sp is the innermost running callback's g0 SP; each cgocallback saved the one
+   * before it in its g0 frame (at SP + alignUp(MinFrameSize, StackAlign): amd64 0, arm64 16,
+   * what the runtime's unwindm reads), so an outer callback of nested ones (Go -> C -> Go ->
+   * C -> Go) is found from the inner one's frame. */
+  g0_sp = st->w->cb_g0_sp;
+  if (g0 == 0 || (g0_sp == 0 && sb_read_u64(st, g0 + o->g_sched + o->gobuf_sp, &g0_sp)) || g0_sp == 0 ||
       !sb_sp_in_stack(st, g0, g0_sp))
     return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_STALE_GOROUTINE);
+  if (sb_read_u64(st, g0_sp + (SB_ARM64(st) ? 16 : 0), &st->w->cb_g0_sp)) st->w->cb_g0_sp = 0;
   if (sb_lookup_sp_delta(st, lookup_pc, &delta) != 0)
     return sb_cross_stopped(st, SB_CROSS_CGOCALLBACK, SB_STOP_END_OF_CHAIN);
   /* The g0 frame has the same size as the fake one: amd64 return address at SP + delta with

@@ -228,7 +228,9 @@ TEST_P(GoVersionsTest, CgoCrossesAsmcgocall) {
 }
 
 // C code calling back into Go on the goroutine that called C (democgo -callbacks), where each
-// callback allocates on the system stack and now and then yields: a callback's stack crosses
+// callback allocates on the system stack, now and then yields, and now and then calls C that
+// calls back once more (nested: the outer callback's g0 frame is found from the inner one's,
+// not from m.g0.sched.sp): a callback's stack crosses
 // cgocallback back to the C frames on g0 and asmcgocall back to the goroutine that called C.
 // asmcgocall's save is the one in cgocallback's fake frame: the goroutine's gobuf holds what
 // the callback saved since. Before session 26 (tools/bench/stop_reasons.sh MODES=cgo-callbacks)
@@ -240,22 +242,35 @@ TEST_P(GoVersionsTest, CgoCallbacksReturnToTheGoroutineThatCalledC) {
   ASSERT_NO_FATAL_FAILURE(RecordCgo({"-duration=0", "-callbacks"}, &r));
   EXPECT_GT(Crossed(r, "cgocallback"), 0) << r.stats.value("crossings", nlohmann::json::object()).dump();
   ExpectRootShare(r);
-  int64_t in_callback = 0, reaching_caller = 0, repeated = 0;
+  int64_t in_callback = 0, reaching_caller = 0, wrong = 0, nested = 0, nested_whole = 0;
   for (const auto& s : r.ours->samples) {
     auto f = LeafFirst(*r.ours, s);
-    if (std::count(f.begin(), f.end(), "runtime.cgocallback") > 1 ||
-        std::count(f.begin(), f.end(), "runtime.asmcgocall") > 1)
-      repeated += s.count;
+    auto callbacks = std::count(f.begin(), f.end(), "runtime.cgocallback");
+    auto calls = std::count(f.begin(), f.end(), "runtime.asmcgocall");
+    // Every callback's C frames lead back to an asmcgocall, and the workload nests one deep.
+    if (callbacks > 2 || callbacks > calls) wrong += s.count;
     if (std::find(f.begin(), f.end(), "main.callbackWork") == f.end()) continue;
     in_callback += s.count;
     auto cgocall = std::find(f.begin(), f.end(), "runtime.asmcgocall");
     if (cgocall != f.end() && std::find(cgocall, f.end(), "main.callbackCaller") != f.end())
       reaching_caller += s.count;
+    if (callbacks != 2) continue;
+    // Nested: the inner callback, its C frames (c_call_go) and asmcgocall, the outer callback
+    // that called C again, its C frames (c_callback_loop) and asmcgocall, the Go caller. (The
+    // outer cgocallback crossed at the inner one's g0 frame walked the inner C frames twice.)
+    nested += s.count;
+    if (calls == 2 && std::find(cgocall, f.end(), "main.callIntoCAgain") != f.end() &&
+        std::find(cgocall, f.end(), "c_callback_loop") != f.end() &&
+        std::find(cgocall, f.end(), "main.callbackCaller") != f.end())
+      nested_whole += s.count;
   }
   EXPECT_GE(in_callback, 100) << "too few samples in the callbacks";
   EXPECT_GE(reaching_caller, in_callback * 998 / 1000)
       << reaching_caller << " of " << in_callback << " callback samples reach main.callbackCaller past asmcgocall";
-  EXPECT_EQ(repeated, 0) << "stacks that cross cgocallback or asmcgocall twice (no nested callbacks here)";
+  EXPECT_EQ(wrong, 0) << "stacks with more callbacks than the workload nests, or a callback not returning to an asmcgocall";
+  EXPECT_GE(nested, 10) << "too few samples in nested callbacks";
+  EXPECT_GE(nested_whole, nested * 998 / 1000)
+      << nested_whole << " of " << nested << " nested callback samples reach the outer callback and main.callbackCaller";
 }
 
 INSTANTIATE_TEST_SUITE_P(Go, GoVersionsTest,

@@ -1847,6 +1847,34 @@ TEST_F(CgoCallbackTest, SampledInCgocallbackWalksTheStackSpIsOn) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 1u);
 }
 
+// Nested callbacks (Go -> C -> Go -> C -> Go): m.g0.sched.sp is the inner cgocallback's g0 SP;
+// the outer one's is saved at the inner one's g0 SP + 0 (arm64 + 16: what the runtime's unwindm
+// reads). The inner C frames used to be walked a second time in place of the outer ones.
+TEST_F(CgoCallbackTest, NestedCallbacksFindTheOuterG0Frame) {
+  SetSched(kG, 0, kSystemstackSwitch, 0);
+  uint64_t spi = cb_fp_ - 0x28, fake_i = spi - 0x28, cbi_fp = fake_i - 16;
+  mem_.Put64(fake_i + 0x20, kSystemstackSwitch);   // the inner fake frame's saved pc
+  mem_.Put64(spi, kMainF + 0x90);                  // the outer callback (main.f) called C ...
+  Frame(cbi_fp, kG0StackHi - 0x1800, kCgocallback + 0x20);  // ... which called back: main.f
+  uint64_t g0_spi = g0_sp_ - 0x1000, ci_fp = g0_spi + 0x200, ci_fp2 = g0_spi + 0x300;
+  mem_.Put64(kG0 + 56, g0_spi);                    // m.g0.sched.sp: the inner callback's
+  mem_.Put64(g0_spi, g0_sp_);                      // the outer one's, saved by the inner one
+  mem_.Put64(g0_spi + 0x20, kCrosscall2 + 0x10);
+  mem_.Put64(g0_spi + 0x18, ci_fp);
+  mem_.Put64(g0_spi + 0x28 + 0x50, 0x7f0000007100);
+  Frame(ci_fp, ci_fp2, 0x7f0000007200);
+  Frame(ci_fp2, spi + 0x28, kAsmcgocall + 0x30);   // the inner asmcgocall, called on g0's stack
+  auto r = Run(kMainF + 0x30, cbi_fp - 0x20, cbi_fp);
+  std::vector<uint64_t> want = {kMainF + 0x30, kCgocallback + 0x20, kCrosscall2 + 0x10, 0x7f0000007100,
+                                0x7f0000007200, kAsmcgocall + 0x30, kMainF + 0x90};
+  std::vector<uint64_t> outer = Whole();
+  want.insert(want.end(), outer.begin() + 1, outer.end());
+  EXPECT_EQ(Frames(r), want);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_CROSSED], 2u);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 2u);
+}
+
 // m.g0.sched.sp outside the g0 stack: the callback's C side cannot be trusted.
 TEST_F(UnwindCoreTest, CgocallbackWithBadG0SpStops) {
   SetCurrentG(kG);

@@ -70,6 +70,7 @@ mutations=(
   "asmcgocall: the callback's goroutine|  sb_u64 gp = crossing == SB_CROSS_ASMCGOCALL ? st->w->cb_g : 0;|  sb_u64 gp = 0;"
   "asmcgocall: save from the fake frame|  if (crossing == SB_CROSS_ASMCGOCALL && st->w->cb_g == gp) {|  if (0) {"
   "asmcgocall: caller's bp from pcsp|  if (bp == 0 @@ crossing == SB_CROSS_ASMCGOCALL) {|  if (bp == 0) {"
+  "cgocallback: the outer of nested callbacks|  g0_sp = st->w->cb_g0_sp;|  g0_sp = 0;"
   "cgocallback sampled: the stack SP is on|  } else if (kind == SB_FN_CGOCALLBACK && (w->frame_exact @@ !w->on_g0)) {|  } else if (kind == SB_FN_CGOCALLBACK && !w->frame_exact && !w->on_g0) {"
   "clone's child (TLS g 0)|  return sb_read_u64(st, regs->tls_base + (sb_u64)pi->tls_g_offset, &g) == 0 && g == 0;|  return 1;"
   "labels: slice entry's value (1.24+)|    if (sb_read_label(env, e, e + 16, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|    if (sb_read_label(env, e, e, &out->l[i & (SB_MAX_LABELS - 1)]) != 0) {|goroutine_labels.h"

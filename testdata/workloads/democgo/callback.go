@@ -22,12 +22,16 @@ func goCallback(x C.uint64_t) {
 	callbackWork(uint64(x))
 }
 
+// nested is 1 while a callback runs one callback of its own (the callbacks run on one goroutine).
+var nested int
+
 // callbackWork is what a callback does: spin (long enough that the C glue of each callback,
 // libc's mutex calls in frames without frame pointers, stays well under 0.1% of the samples),
-// allocate 64 KiB (the heap's large-object path, which runs on the system stack) and, every
-// eighth call, yield (mcall; the goroutine may then
-// be parked inside the callback while its M waits in the scheduler). Each of these leaves the
-// goroutine's saved state different from the one asmcgocall made before calling C.
+// allocate 64 KiB (the heap's large-object path, which runs on the system stack), every eighth
+// call yield (mcall; the goroutine may then be parked inside the callback while its M waits in
+// the scheduler), and every sixteenth call C once more, which calls back into Go: a nested
+// callback (Go -> C -> Go -> C -> Go). Each of these leaves the goroutine's saved state
+// different from the one asmcgocall made before calling C.
 //
 //go:noinline
 func callbackWork(x uint64) {
@@ -37,7 +41,13 @@ func callbackWork(x uint64) {
 	b := make([]byte, 64<<10)
 	b[x%uint64(len(b))] = byte(x)
 	kept[x%uint64(len(kept))] = b
-	if callbackCalls.Add(1)%8 == 0 {
+	n := callbackCalls.Add(1)
+	if n%8 == 0 {
 		runtime.Gosched()
+	}
+	if n%16 == 1 && nested == 0 {
+		nested = 1
+		callIntoCAgain(x)
+		nested = 0
 	}
 }

@@ -83,6 +83,13 @@ func cgoCaller(wg *sync.WaitGroup, rounds int) {
 
 var sink uint64
 
+// callIntoCAgain calls C from inside a callback (callback.go), and C calls back once more.
+//
+//go:noinline
+func callIntoCAgain(x uint64) {
+	C.c_call_go(C.uint64_t(x))
+}
+
 // callbackCaller (-callbacks) calls into C, which calls back into Go (callback.go) 100 times
 // per call.
 //
