@@ -45,6 +45,15 @@ static void cc_start_callback_thread(void) {
 	pthread_t t;
 	pthread_create(&t, 0, cc_callback_thread, (void*)(uintptr_t)1000000);
 }
+
+// cgocallback-nested: Go -> cc_nest_outer -> goNestOuter (Go, exported in cgocallback.go) ->
+// cc_nest_inner -> goNestInner (Go), two callbacks deep on one goroutine.
+extern void goNestOuter(uint64_t);
+extern void goNestInner(uint64_t);
+
+__attribute__((noinline)) void cc_nest_inner(uint64_t x) { goNestInner(x); }
+
+__attribute__((noinline)) void cc_nest_outer(uint64_t x) { goNestOuter(x); }
 */
 import "C"
 
@@ -70,4 +79,14 @@ func init() {
 		say("ready")
 		C.cc_callback_loop(0)
 	}
+	states["cgocallback-nested"] = func() {
+		say("ready")
+		for x := C.uint64_t(0); ; x++ {
+			C.cc_nest_outer(x)
+		}
+	}
 }
+
+// nestInner is the outer callback's C call (goNestOuter cannot name C functions: a file with
+// //export may only declare C in its preamble).
+func nestInner(x uint64) { C.cc_nest_inner(C.uint64_t(x)) }

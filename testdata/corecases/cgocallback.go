@@ -23,3 +23,24 @@ func cbWork(x uint64) uint64 {
 	}
 	return x
 }
+
+// goNestOuter and goNestInner: the cgocallback-nested state. The inner callback allocates 1 MiB
+// objects, so it keeps switching to g0 (mallocgc -> mheap.alloc -> systemstack), and each switch
+// overwrites the goroutine's gobuf, which then no longer holds asmcgocall's save for either
+// callback (the runtime keeps those in cgocallback's frame on the goroutine stack). A thread
+// stopped in the allocation is on g0 under two callbacks, each with its own C frames on g0.
+//
+//export goNestOuter
+func goNestOuter(x C.uint64_t) { nestInner(uint64(x) + 1) }
+
+//export goNestInner
+func goNestInner(x C.uint64_t) { nestAlloc(uint64(x)) }
+
+var nestSink []byte
+
+//go:noinline
+func nestAlloc(x uint64) {
+	b := make([]byte, 1<<20)
+	b[x%uint64(len(b))] = byte(x)
+	nestSink = b
+}

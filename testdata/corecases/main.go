@@ -4,7 +4,7 @@
 // is being exercised. The coredump capture scripts in tools/coredump/ use it; see their README.
 //
 // States: leaf systemstack mcall-curg dropg gosched morestack vdso signal idle stale stale-parked crash, and
-// cgo and cgocallback when built with -tags corecases_cgo (CGO_ENABLED=1).
+// cgo, cgocallback and cgocallback-nested when built with -tags corecases_cgo (CGO_ENABLED=1).
 //
 // -sigdfl resets SIGABRT to SIG_DFL with a raw rt_sigaction, so that an external SIGABRT makes
 // the kernel (or qemu-user) write a core without running Go's crash handler, which would stop

@@ -57,6 +57,7 @@ acgo-g0|acgo-gp)  # the window's first instruction, decoded from asmcgocall's co
 	BP="*$a" ;;
 vdso)        BP="__vdso_clock_gettime" ;;
 cgocallback) BP="'main.cbWork'" ;;
+cgocallback-nested) BP="'runtime.(*mheap).alloc.func1'" ;;  # only the inner callback allocates spans
 signal)      BP="'runtime.sighandler'" ;;
 crash)       # GOTRACEBACK=crash + SIGABRT: Go relays SIGQUIT to every M; the thread that
              # finally crashes stops in dieFromSignal, every other one waits in its handler.

@@ -43,10 +43,11 @@ asyncpreempt) PROG_STATE=crash BREAK=${BREAK:-runtime.asyncPreempt2} ;;
 gogo-g0|gogo-gp) PROG_STATE=dropg GOGO_WINDOW=1 ;;  # channel handoffs: gogo at each, after park_m
 sstack-g0|sstack-gp) PROG_STATE=systemstack SSTACK_WINDOW=1 ;;  # large allocations: systemstack at each
 acgo-g0|acgo-gp) PROG_STATE=cgo SSTACK_WINDOW=runtime.asmcgocall ;;  # C calls: asmcgocall at each
+cgocallback-nested) BREAK=${BREAK:-runtime.(*mheap).alloc.func1} ;;  # the inner callback's allocation
 esac
 BREAK=${BREAK:-}
 if [ -n "${BINARY:-}" ]; then
-	case $STATE in cgo|cgocallback|acgo-*) BIN=$OUT/corecases-cgo.arm64 ;; *) BIN=$OUT/corecases.arm64 ;; esac
+	case $STATE in cgo|cgocallback*|acgo-*) BIN=$OUT/corecases-cgo.arm64 ;; *) BIN=$OUT/corecases.arm64 ;; esac
 	cp "$BINARY" "$BIN" && chmod +x "$BIN"
 else
 	BIN=$(build_corecases arm64 "$STATE" "$OUT")
@@ -65,7 +66,7 @@ if [ -n "${SSTACK_WINDOW:-}" ] && [ -z "$BREAK" ]; then
 fi
 if [ -n "$BREAK" ]; then command -v gdb-multiarch >/dev/null || die "BREAK needs gdb-multiarch"; fi
 QEMU_ARGS=() EXTRA_ARGS=() SETTLE=0.3 RUN_ENV=() SIGDFL=(-sigdfl)
-case $STATE in cgo|cgocallback|acgo-*) QEMU_ARGS=(-L /usr/aarch64-linux-gnu) ;; esac
+case $STATE in cgo|cgocallback*|acgo-*) QEMU_ARGS=(-L /usr/aarch64-linux-gnu) ;; esac
 
 # classify.py rules (see its docstring): conditions on one thread's FP-walked frames / Go view.
 case $STATE in
@@ -95,7 +96,7 @@ if [ -n "$BREAK" ]; then
 	# The signalled thread stopped at the breakpoint: its pc is in BREAK (gdb sets it after the
 	# prologue), plus what the state is about.
 	case $STATE in
-	systemstack)  RULE="$BREAK@0,sp=g0,curg" ;;    # on g0 with a user goroutine under it
+	systemstack|cgocallback-nested) RULE="$BREAK@0,sp=g0,curg" ;;  # on g0 with a user goroutine under it
 	asyncpreempt) RULE="$BREAK@0,sp=curg" ;;       # on the preempted goroutine's own stack
 	*)            RULE="$BREAK@0" ;;
 	esac

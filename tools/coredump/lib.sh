@@ -15,8 +15,10 @@ STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso
 # the goroutine's; g m.curg again, SP still on g0) while a goroutine allocates large objects.
 # acgo-g0 / acgo-gp (both architectures): the cgo workload stopped in one of asmcgocall's windows
 # (g already g0, SP still the goroutine's; g the goroutine again, SP still on g0 where C returned).
-EXTRA_STATES="labels systemstack-nested acgo-g0 acgo-gp"
-ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp acgo-g0 acgo-gp"
+# cgocallback-nested (both architectures): Go -> C -> Go -> C -> Go, the inner callback stopped
+# on g0 in a large allocation (systemstack), whose save overwrote the goroutine's gobuf.
+EXTRA_STATES="labels systemstack-nested acgo-g0 acgo-gp cgocallback-nested"
+ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp acgo-g0 acgo-gp cgocallback-nested"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
@@ -31,7 +33,7 @@ go_root() { "$GO" env GOROOT; }
 build_corecases() {
 	local arch=$1 state=$2 out=$3 name tags="" cgo=0 cc=""
 	name=corecases
-	if [ "$state" = cgo ] || [ "$state" = cgocallback ] || [ "${state#acgo-}" != "$state" ]; then
+	if [ "$state" = cgo ] || [ "${state#cgocallback}" != "$state" ] || [ "${state#acgo-}" != "$state" ]; then
 		name=corecases-cgo tags="-tags=corecases_cgo" cgo=1
 		[ "$arch" = arm64 ] && cc=aarch64-linux-gnu-gcc
 	fi
