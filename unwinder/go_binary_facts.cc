@@ -45,6 +45,7 @@ constexpr NamedKind kSpecialFunctions[] = {
     {"runtime.morestack", SB_FN_MORESTACK, false},
     {"runtime.asmcgocall", SB_FN_ASMCGOCALL, false},
     {"runtime.cgocallback", SB_FN_CGOCALLBACK, true},  // only linked into cgo programs
+    {"crosscall2", SB_FN_CROSSCALL2, true},             // likewise (runtime/cgo)
     {"runtime.asyncPreempt", SB_FN_ASYNCPREEMPT, false},
     {"runtime.schedule", SB_FN_SCHEDULE, false},
     {"runtime.goexit0", SB_FN_GOEXIT0, false},

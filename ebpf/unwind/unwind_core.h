@@ -920,31 +920,11 @@ SB_INLINE long sb_cross_cgocallback(struct sb_unwind_state *st, sb_u64 lookup_pc
   st->w->cb_g = st->w->label_g;
   st->w->cb_pc_at = SB_ARM64(st) ? st->w->sp : st->w->sp + (sb_u64)delta;
   st->w->cb_sp = st->w->sp + (sb_u64)delta + (SB_ARM64(st) ? 0 : 8);
-  /* The caller, crosscall2, is Go assembly: its SP is exact, so its pcsp finds the C stub
-   * that called it (arm64 crosscall2 has no frame record at SP: it saves R29/R30 at the top
-   * of its frame). */
+  /* The caller, crosscall2, is Go assembly with an exact SP here: the next step takes it by
+   * its pcsp (sb_g_step_crosscall2), as from any of its callees. */
   sb_u64 c2_sp = SB_ARM64(st) ? g0_sp + (sb_u64)delta : slot + 8;
-  if (!SB_ARM64(st)) {
-    /* amd64 crosscall2 keeps the C stub's BP in cgocallback's saved BP up to Go 1.20; from
-     * 1.21 it pushes two frame records of its own first. The stub's BP is the link of the
-     * record that returns where crosscall2's pcsp says it returns (checked, never assumed);
-     * without such a record, crosscall2 kept the stub's BP. */
-    sb_s32 d2 = 0;
-    sb_u64 ret2 = 0, rec = caller_fp, rec_ret = 0, link = 0;
-    if (sb_lookup_sp_delta(st, ret - 1, &d2) == 0 && sb_read_u64(st, c2_sp + (sb_u64)d2, &ret2) == 0) {
-      for (int i = 0; i < 2; i++) {
-        if (sb_read_u64(st, rec + 8, &rec_ret) || sb_read_u64(st, rec, &link)) break;
-        if (rec_ret == ret2) {
-          caller_fp = link;
-          break;
-        }
-        rec = link;
-      }
-    }
-  }
   sb_switch_to(st, ret, c2_sp, caller_fp);
   st->w->exact_sp = 1;
-  st->w->lr_at_frame_top = SB_ARM64(st);
   st->w->on_g0 = 1;
   sb_crossed(st, SB_CROSS_CGOCALLBACK);
   return 0;
@@ -1196,6 +1176,45 @@ SB_SUBPROG long sb_g_cross_cgocallback(struct sb_walk *w, const struct sb_proc_i
   return sb_cross_cgocallback(st, lookup_pc);
 }
 
+/* amd64 crosscall2 (runtime/cgo), which the C stub of an exported Go function calls; its one
+ * callee is runtime.cgocallback. Its frame records cannot be followed: from Go 1.21 it has two
+ * (PUSHQ BP, then the assembler's own after SUBQ), the inner one's return slot holding the
+ * outer one's saved BP, so a frame-pointer step read the C stub's BP as a return address (a
+ * stray frame in a whole stack, for a sample in cgocallback or its callees on g0, or in
+ * crosscall2). Its SP is exact (its callee's frame record + 16, cgocallback's crossing, or the
+ * sample's), so its pcsp gives the return address into the stub; the stub's BP is the link of
+ * the record in crosscall2's frame that holds that return address (its first record, or its
+ * only one up to Go 1.20), checked, never assumed; with no such record (in its prologue or
+ * epilogue), BP is still the stub's. */
+SB_SUBPROG long sb_g_step_crosscall2(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
+                                     struct sb_counters *cnt, sb_u64 lookup_pc) {
+  SB_GLOBAL_STATE();
+  sb_s32 delta = 0;
+  sb_u64 sp = w->sp, ret = 0, caller_fp = w->fp, rec = w->fp;
+  if (sp == 0 || sb_lookup_sp_delta(st, lookup_pc, &delta) != 0 || delta < 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+  sb_u64 ret_slot = sp + (sb_u64)delta;
+  if (sb_read_u64(st, ret_slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
+  if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+  for (int i = 0; i < 2; i++) {
+    sb_u64 r[2] = {0, 0};
+    if (rec < sp || rec >= ret_slot || (rec & 7) != 0 || sb_read_record(st, rec, r)) break;
+    if (r[1] == ret) {
+      caller_fp = r[0];
+      break;
+    }
+    rec = r[0];
+  }
+  w->pc = ret;
+  w->sp = ret_slot + 8;
+  w->fp = caller_fp;
+  w->prev_fp = ret_slot; /* the stub's frame lies above crosscall2's */
+  w->exact_sp = 0;
+  w->frame_exact = 0;
+  w->lr_valid = 0;
+  w->lr_at_frame_top = 0;
+  return 0;
+}
+
 SB_SUBPROG long sb_g_step_caller(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
                                  struct sb_counters *cnt) {
   SB_GLOBAL_STATE();
@@ -1272,7 +1291,15 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
    * return address is at its SP, which the step out of that callee left exact (the callee's
    * frame pointer + 16): the pcsp step takes it. Sampled in it, the leaf rule does the same. */
   if (kind == SB_FN_FRAMELESS_CALLER && !SB_ARM64(st) && w->sp != 0) w->exact_sp = 1;
-  if (kind == SB_FN_SCHEDULE || kind == SB_FN_GOEXIT0 || kind == SB_FN_FRAMELESS_CALLER)
+  if (kind == SB_FN_CROSSCALL2 && !SB_ARM64(st)) {
+    w->last_pc = lookup_pc + 1;
+    return sb_g_step_crosscall2(w, pi, st->out, st->cnt, lookup_pc) != 0;
+  }
+  /* arm64 crosscall2 saves R29 and LR at the top of its frame (STP (R29, R30), 176(RSP)), not
+   * at SP, before its calls: the SP step reads them there from a return address in it. Sampled
+   * in it, where that store may be ahead, as any frame. */
+  if (kind == SB_FN_CROSSCALL2 && !w->frame_exact) w->lr_at_frame_top = 1;
+  if (kind == SB_FN_SCHEDULE || kind == SB_FN_GOEXIT0 || kind == SB_FN_FRAMELESS_CALLER || kind == SB_FN_CROSSCALL2)
     kind = SB_FN_NONE; /* ordinary frames otherwise */
   if (kind != SB_FN_NONE && !(pi->flags & SB_PI_HAS_OFFSETS))
     return sb_stop(st, SB_STOP_NO_OFFSETS); /* a switch we cannot cross without offsets */

@@ -96,6 +96,8 @@ enum sb_func_kind {
                          the g0 slot names a dead g that gfput may hand to a new goroutine */
   SB_FN_FRAMELESS_CALLER, /* amd64: calls with no frame of its own (Go 1.19-1.20 gcWriteBarrierDX
                          ...; unwinder/frameless_callers.h): its caller is stepped to by SP */
+  SB_FN_CROSSCALL2,   /* crosscall2 (runtime/cgo): C calls it to call Go; its caller, the C stub,
+                         is found by its pcsp, not by its frame records (sb_g_step_crosscall2) */
 };
 
 /* Crossings the unwinder can make; each has attempts / crossed / stopped counters. */

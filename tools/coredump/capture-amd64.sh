@@ -30,6 +30,7 @@ else
 	# systemstack) while the large allocations keep GC cycles coming.
 	RUN_STATE=$STATE; [ "$STATE" = systemstack-nested ] && RUN_STATE=systemstack
 	[ "${STATE#acgo-}" != "$STATE" ] && RUN_STATE=cgo  # asmcgocall's windows: the cgo caller
+	[ "$STATE" = cgocallback-g0 ] && RUN_STATE=cgocallback
 	BIN=$(build_corecases amd64 "$STATE" "$OUT") RUN_ARGS="-state $RUN_STATE"
 fi
 GOVER=$(go_version)
@@ -58,6 +59,7 @@ acgo-g0|acgo-gp)  # the window's first instruction, decoded from asmcgocall's co
 vdso)        BP="__vdso_clock_gettime" ;;
 cgocallback) BP="'main.cbWork'" ;;
 cgocallback-nested) BP="'runtime.(*mheap).alloc.func1'" ;;  # only the inner callback allocates spans
+cgocallback-g0) a=$(cgocallback_g0_addr "$BIN"); [ -n "$a" ] || die "no runtime.cgocallback in $BIN"; BP="*$a" ;;
 signal)      BP="'runtime.sighandler'" ;;
 crash)       # GOTRACEBACK=crash + SIGABRT: Go relays SIGQUIT to every M; the thread that
              # finally crashes stops in dieFromSignal, every other one waits in its handler.

@@ -44,6 +44,10 @@ gogo-g0|gogo-gp) PROG_STATE=dropg GOGO_WINDOW=1 ;;  # channel handoffs: gogo at 
 sstack-g0|sstack-gp) PROG_STATE=systemstack SSTACK_WINDOW=1 ;;  # large allocations: systemstack at each
 acgo-g0|acgo-gp) PROG_STATE=cgo SSTACK_WINDOW=runtime.asmcgocall ;;  # C calls: asmcgocall at each
 cgocallback-nested) BREAK=${BREAK:-runtime.(*mheap).alloc.func1} ;;  # the inner callback's allocation
+# in cgocallback on g0, past its prologue; the nested workload, whose callbacks all come from
+# one goroutine's thread: with the C-created thread of `cgocallback` also hitting the breakpoint,
+# qemu 7.2's gdbstub made gdb fail ("Recursive internal problem")
+cgocallback-g0) PROG_STATE=cgocallback-nested CB_G0=1 ;;
 esac
 BREAK=${BREAK:-}
 if [ -n "${BINARY:-}" ]; then
@@ -56,6 +60,10 @@ GOVER=$(go_version)
 if [ -n "${GOGO_WINDOW:-}" ] && [ -z "$BREAK" ]; then  # the window's first instruction, from the code
 	a=$(gogo_window_addr "$BIN" "${STATE#gogo-}")
 	[ -n "$a" ] || die "$STATE: gogo's window not found in $BIN"
+	BREAK="*$a"
+fi
+if [ -n "${CB_G0:-}" ] && [ -z "$BREAK" ]; then
+	a=$(cgocallback_g0_addr "$BIN"); [ -n "$a" ] || die "no runtime.cgocallback in $BIN"
 	BREAK="*$a"
 fi
 if [ -n "${SSTACK_WINDOW:-}" ] && [ -z "$BREAK" ]; then

@@ -17,8 +17,10 @@ STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso
 # (g already g0, SP still the goroutine's; g the goroutine again, SP still on g0 where C returned).
 # cgocallback-nested (both architectures): Go -> C -> Go -> C -> Go, the inner callback stopped
 # on g0 in a large allocation (systemstack), whose save overwrote the goroutine's gobuf.
-EXTRA_STATES="labels systemstack-nested acgo-g0 acgo-gp cgocallback-nested"
-ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp acgo-g0 acgo-gp cgocallback-nested"
+# cgocallback-g0 (both): the cgocallback workload stopped in runtime.cgocallback on g0, at its
+# first instruction after the prologue (before it switches to the goroutine's stack).
+EXTRA_STATES="labels systemstack-nested acgo-g0 acgo-gp cgocallback-nested cgocallback-g0"
+ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp acgo-g0 acgo-gp cgocallback-nested cgocallback-g0"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
@@ -75,6 +77,13 @@ addr_after_dropg() {
 		$1 == l && /CALL runtime\.dropg\(SB\)/ { take = 1; next }
 		$1 == l { seen = 1 }
 		seen && $1 == n && !/CALL runtime\.dropg/ { print $2; done = 1 }'
+}
+
+# cgocallback_g0_addr BIN: runtime.cgocallback's first instruction after its prologue (the
+# first on another source line than its TEXT line): on g0, g not yet switched, SP still g0's.
+cgocallback_g0_addr() {
+	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.cgocallback(\.abi0)?$' "$1" |
+		awk 'NR == 1 { next } !l { l = $1; next } $1 != l { print $2; exit }'
 }
 
 # direct_path_addr BIN: amd64 runtime.systemstack's noswitch path, the instruction after the

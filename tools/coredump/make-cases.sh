@@ -21,6 +21,7 @@ must_cross() {  # the crossing a state proves, per arch
     cgo/*) echo asmcgocall ;;
     cgocallback/*) echo cgocallback ;;
     cgocallback-nested/*) echo systemstack cgocallback asmcgocall ;;
+    cgocallback-g0/*) echo asmcgocall ;;
     signal/*|crash/*) echo signal ;;
     asyncpreempt/*) echo asyncpreempt ;;
     vdso/amd64) echo vdso ;;
@@ -45,6 +46,7 @@ for state in "${states[@]}"; do
     acgo-gp/arm64) desc=${desc:-"Stopped in arm64 asmcgocall's gp window at $(jq -r .stopped_pc "$meta") (the instruction after its second BL runtime.save_g: R28 and the TLS slot are the goroutine again, SP still on g0 where C returned, at the words asmcgocall saved there: the goroutine's g and its stack depth). Walked as on g0, crossing asmcgocall to cgocall; before session 21 the walk took g0's SP for the goroutine's and read the saved g as asmcgocall's return address. Oracle: the goroutine's gobuf (tools/coredump/fp_oracle.py --gobuf)."} ;;
     acgo-g0/*) desc=${desc:-"Stopped in amd64 asmcgocall's g0 window at $(jq -r .stopped_pc "$meta") (the SP load right after MOVQ SI, FS:g: TLS g is already g0, SP still the goroutine's), while a goroutine calls C in a loop. Walked as on the goroutine (FindAsmcgocallWindow): asmcgocall's frame, then cgocall, named after the goroutine and not on g0."} ;;
     cgocallback-nested/*) desc=${desc:-"Two cgo callbacks deep on one goroutine (Go -> cc_nest_outer -> goNestOuter -> cc_nest_inner -> goNestInner), stopped on g0 in the inner callback's large allocation (runtime.(*mheap).alloc.func1 under systemstack), whose save overwrote the goroutine's gobuf. Crossed: systemstack (the gobuf), the inner cgocallback to its C frames on g0, asmcgocall from the inner callback's fake frame (not the gobuf, which holds systemstack's save), the outer cgocallback at the g0 SP the inner one saved on g0 (not m.g0.sched.sp, the inner one's), asmcgocall from the outer fake frame, down to goexit (issue 13, session 27)."} ;;
+    cgocallback-g0/*) desc=${desc:-"Stopped in runtime.cgocallback on g0 at $(jq -r .stopped_pc "$meta"), its first instruction after the prologue (g not yet the goroutine, SP still g0's), while C calls Go in a loop. Walked as g0's: cgocallback, crosscall2, the C stub (goCallback) and its C callers, then asmcgocall crossed. crosscall2 is stepped out of by its pcsp: from Go 1.21 on amd64 its inner frame record's return slot holds the C stub's BP, which a frame-pointer step emitted as a frame; arm64 keeps LR at the top of its frame (issue 13, session 27)."} ;;
     acgo-gp/*) desc=${desc:-"Stopped in amd64 asmcgocall's gp window at $(jq -r .stopped_pc "$meta") (MOVQ SI, SP right after MOVQ DI, FS:g: TLS g is the goroutine again, SP still on g0 where C returned). Walked as on g0, crossing asmcgocall to cgocall; before session 20 the walk took g0's SP for the goroutine's and read asmcgocall's saved g (Go 1.21+) or stack depth as a return address: a stray frame in a stack counted whole (8 of 5,049 samples in one recording of a short-cgo-call loop on Go 1.27)."} ;;
   esac
   args=(coredump new --core "$core" --binary "$bin" --name "$name" --dir "$DIR" --state "$state"
