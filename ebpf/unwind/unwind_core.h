@@ -1167,13 +1167,24 @@ SB_SUBPROG long sb_g_cross_signal(struct sb_walk *w, const struct sb_proc_info *
 SB_SUBPROG long sb_g_cross_cgocallback(struct sb_walk *w, const struct sb_proc_info *pi, struct sb_sample *out,
                                        struct sb_counters *cnt, sb_u64 lookup_pc) {
   SB_GLOBAL_STATE();
-  if (w->frame_exact) {
-    sb_u64 g0 = w->m == 0 ? 0 : sb_g0(st);
+  sb_u64 g0 = 0;
+  if (w->frame_exact || w->on_g0) {
+    g0 = w->m == 0 ? 0 : sb_g0(st);
     if (g0 == 0) return -1;
-    w->on_g0 = (sb_u8)sb_sp_in_stack(st, g0, w->sp);
-    if (w->on_g0) return -1;
   }
-  return sb_cross_cgocallback(st, lookup_pc);
+  if (w->frame_exact) w->on_g0 = (sb_u8)sb_sp_in_stack(st, g0, w->sp);
+  if (!w->on_g0) return sb_cross_cgocallback(st, lookup_pc);
+  /* cgocallback's own frame on g0 (sampled in it, or under its needm/dropm): from the store of
+   * its SP as m.g0.sched.sp to the one that puts the old value back, that slot names this frame,
+   * not the callback around it (nested callbacks); the old value is at its SP + 0 (arm64 + 16),
+   * which the outer callback's crossing then takes (cb_g0_sp). Before the store and after the
+   * restore the slot is the outer one's already. (A sample there crossed the outer callback at
+   * this frame: the inner C frames twice, seen live on Go 1.27 in 1 of 282,089 samples.) */
+  sb_u64 sched_sp = 0;
+  if (w->sp != 0 && sb_read_u64(st, g0 + pi->off.g_sched + pi->off.gobuf_sp, &sched_sp) == 0 && sched_sp == w->sp &&
+      sb_read_u64(st, w->sp + (SB_ARM64(st) ? 16 : 0), &w->cb_g0_sp))
+    w->cb_g0_sp = 0;
+  return -1;
 }
 
 /* amd64 crosscall2 (runtime/cgo), which the C stub of an exported Go function calls; its one
@@ -1311,7 +1322,7 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
   if ((in_vdso || kind == SB_FN_VDSO_CALLER) && (pi->flags & SB_PI_HAS_OFFSETS))
     r = sb_g_cross_vdso(w, pi, st->out, st->cnt, in_vdso);
   if (r >= 0) {
-  } else if (kind == SB_FN_CGOCALLBACK && (w->frame_exact || !w->on_g0)) {
+  } else if (kind == SB_FN_CGOCALLBACK) {
     r = sb_g_cross_cgocallback(w, pi, st->out, st->cnt, lookup_pc);
   } else if (w->on_g0) {
     if ((kind == SB_FN_SYSTEMSTACK || kind == SB_FN_ASMCGOCALL) && sb_switched_here(pi, kind, lookup_pc))

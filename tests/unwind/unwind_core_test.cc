@@ -1905,6 +1905,38 @@ TEST_F(CgoCallbackTest, NestedCallbacksFindTheOuterG0Frame) {
   EXPECT_EQ(counters_.crossing[SB_CROSS_ASMCGOCALL][SB_CNT_CROSSED], 2u);
 }
 
+// Sampled in the inner cgocallback on g0 after it stored its SP as m.g0.sched.sp (and before it
+// switched to the goroutine): its C frames and asmcgocall, the outer callback's Go frames from
+// the gobuf (asmcgocall's save: no callback crossed yet), then the outer callback crossed at
+// the g0 SP the inner one saved at its SP + 0, not at m.g0.sched.sp (its own frame: the inner
+// C frames a second time, a third cgocallback).
+TEST_F(CgoCallbackTest, SampledInTheInnerCgocallbackAfterItsSaveCrossesTheOuterOne) {
+  uint64_t spi = cb_fp_ - 0x28;
+  mem_.Put64(spi, kMainF + 0x90);                  // the outer callback (main.f) called C
+  SetSched(kG, spi, kSystemstackSwitch, 0);        // the inner asmcgocall's save
+  uint64_t g0_spi = g0_sp_ - 0x1000, ci_fp = g0_spi + 0x200, ci_fp2 = g0_spi + 0x300;
+  mem_.Put64(kG0 + 56, g0_spi);                    // m.g0.sched.sp: the inner cgocallback's SP
+  mem_.Put64(g0_spi, g0_sp_);                      // the outer one's, saved there
+  mem_.Put64(g0_spi + 0x20, kCrosscall2 + 0x10);
+  mem_.Put64(g0_spi + 0x18, ci_fp);
+  mem_.Put64(g0_spi + 0x28 + 0x50, 0x7f0000007100);
+  Frame(ci_fp, ci_fp2, 0x7f0000007200);
+  Frame(ci_fp2, spi + 0x28, kAsmcgocall + 0x30);
+  SetCurrentG(kG0);
+  auto r = Run(kCgocallback + 0x10, g0_spi, g0_spi + 0x18);
+  std::vector<uint64_t> want = {kCgocallback + 0x10, kCrosscall2 + 0x10, 0x7f0000007100, 0x7f0000007200,
+                                kAsmcgocall + 0x30, kMainF + 0x90};
+  std::vector<uint64_t> outer = Whole();
+  want.insert(want.end(), outer.begin() + 1, outer.end());
+  EXPECT_EQ(Frames(r), want);
+  EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(counters_.crossing[SB_CROSS_CGOCALLBACK][SB_CNT_CROSSED], 1u);
+  // Before its save (m.g0.sched.sp still the outer one's): the same stack.
+  mem_.Put64(kG0 + 56, g0_sp_);
+  mem_.Put64(g0_spi, 0x1234);  // not written yet
+  EXPECT_EQ(Frames(Run(kCgocallback + 0x10, g0_spi, g0_spi + 0x18)), want);
+}
+
 // m.g0.sched.sp outside the g0 stack: the callback's C side cannot be trusted.
 TEST_F(UnwindCoreTest, CgocallbackWithBadG0SpStops) {
   SetCurrentG(kG);

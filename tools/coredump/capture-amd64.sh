@@ -31,12 +31,13 @@ else
 	RUN_STATE=$STATE; [ "$STATE" = systemstack-nested ] && RUN_STATE=systemstack
 	[ "${STATE#acgo-}" != "$STATE" ] && RUN_STATE=cgo  # asmcgocall's windows: the cgo caller
 	[ "$STATE" = cgocallback-g0 ] && RUN_STATE=cgocallback
+	[ "$STATE" = cgocallback-inner-g0 ] && RUN_STATE=cgocallback-nested
 	BIN=$(build_corecases amd64 "$STATE" "$OUT") RUN_ARGS="-state $RUN_STATE"
 fi
 GOVER=$(go_version)
 
 # Where to stop, per state.
-MODE=break PICK="" BP="" EXTRA_ARGS="" RUN_ENV="" KILL_SIG=""
+MODE=break PICK="" BP="" BP_COND="" EXTRA_ARGS="" RUN_ENV="" KILL_SIG=""
 case $STATE in
 leaf)        BP="*$(printf '0x%x' $(( $(func_addr "$BIN" main.leaf) + 3 )))" ;;  # 2nd instruction of the frameless leaf
 systemstack) BP="'runtime.(*mheap).alloc.func1'" ;;
@@ -60,6 +61,9 @@ vdso)        BP="__vdso_clock_gettime" ;;
 cgocallback) BP="'main.cbWork'" ;;
 cgocallback-nested) BP="'runtime.(*mheap).alloc.func1'" ;;  # only the inner callback allocates spans
 cgocallback-g0) a=$(cgocallback_g0_addr "$BIN"); [ -n "$a" ] || die "no runtime.cgocallback in $BIN"; BP="*$a" ;;
+cgocallback-inner-g0)  # the inner callback's (called by the C stub goNestInner), not the outer's
+	a=$(cgocallback_saved_addr "$BIN"); [ -n "$a" ] || die "no g0.sched.sp store in runtime.cgocallback in $BIN"
+	BP="*$a" BP_COND='$_any_caller_matches("^goNestInner$", 4)' ;;
 signal)      BP="'runtime.sighandler'" ;;
 crash)       # GOTRACEBACK=crash + SIGABRT: Go relays SIGQUIT to every M; the thread that
              # finally crashes stops in dieFromSignal, every other one waits in its handler.
@@ -84,7 +88,7 @@ for _ in $(seq 100); do grep -q '^ready' "$FIFO_DIR/stdout" && break; sleep 0.05
 grep -q '^ready' "$FIFO_DIR/stdout" || die "$STATE: program not ready: $(cat "$FIFO_DIR/stderr")"
 sleep 0.2  # let the state settle (idle Ms park, workers spin up)
 
-CAPTURE_STATE=$STATE CAPTURE_OUT=$OUT CAPTURE_MODE=$MODE CAPTURE_BP=$BP CAPTURE_PICK=$PICK CAPTURE_PID=$PID \
+CAPTURE_STATE=$STATE CAPTURE_OUT=$OUT CAPTURE_MODE=$MODE CAPTURE_BP=$BP CAPTURE_BP_COND=$BP_COND CAPTURE_PICK=$PICK CAPTURE_PID=$PID \
 	CAPTURE_KILL_SIG=$KILL_SIG \
 	timeout 90 gdb -batch -nx -p "$PID" -x "$COREDUMP_DIR/gdb_capture.py" >"$FIFO_DIR/gdb.log" 2>&1 || true
 kill -9 "$PID" 2>/dev/null || true

@@ -48,6 +48,9 @@ cgocallback-nested) BREAK=${BREAK:-runtime.(*mheap).alloc.func1} ;;  # the inner
 # one goroutine's thread: with the C-created thread of `cgocallback` also hitting the breakpoint,
 # qemu 7.2's gdbstub made gdb fail ("Recursive internal problem")
 cgocallback-g0) PROG_STATE=cgocallback-nested CB_G0=1 ;;
+# the inner callback's cgocallback right after it stored its SP as m.g0.sched.sp (called by the C
+# stub goNestInner: gdb's condition)
+cgocallback-inner-g0) PROG_STATE=cgocallback-nested CB_G0=saved BREAK_COND='$_any_caller_matches("^goNestInner$", 4)' ;;
 esac
 BREAK=${BREAK:-}
 if [ -n "${BINARY:-}" ]; then
@@ -63,7 +66,8 @@ if [ -n "${GOGO_WINDOW:-}" ] && [ -z "$BREAK" ]; then  # the window's first inst
 	BREAK="*$a"
 fi
 if [ -n "${CB_G0:-}" ] && [ -z "$BREAK" ]; then
-	a=$(cgocallback_g0_addr "$BIN"); [ -n "$a" ] || die "no runtime.cgocallback in $BIN"
+	if [ "$CB_G0" = saved ]; then a=$(cgocallback_saved_addr "$BIN"); else a=$(cgocallback_g0_addr "$BIN"); fi
+	[ -n "$a" ] || die "$STATE: the point in runtime.cgocallback not found in $BIN"
 	BREAK="*$a"
 fi
 if [ -n "${SSTACK_WINDOW:-}" ] && [ -z "$BREAK" ]; then
@@ -118,6 +122,9 @@ if [ -n "$BREAK" ]; then
 	EXTRA_ARGS=(-procs "${BREAK_PROCS:-1}")
 fi
 
+# The inner callback's: gdb's condition is not always right on arm64 (Go 1.27: the outer one
+# stopped); the frame-record chain must show the inner C caller.
+[ "$STATE" = cgocallback-inner-g0 ] && RULE="cc_nest_inner,sp=g0"
 RULE=${RULE_OVERRIDE:-$RULE}  # e.g. RULE_OVERRIDE='runtime.newstack,!runtime.copystack'
 QP="" TMP=""
 cleanup() {
@@ -149,7 +156,7 @@ for i in $(seq "$COUNT"); do
 		# BREAK after `ready` and resumes that thread with SIGABRT (qemu then writes the core).
 		for _ in $(seq 100); do ss -ltn 2>/dev/null | grep -q "127.0.0.1:$PORT " && break; sleep 0.05; done
 		gb=$BREAK; case $gb in \**) ;; *) gb="'$gb'" ;; esac
-		CAPTURE_BINARY=$BIN CAPTURE_PORT=$PORT CAPTURE_BP=$gb CAPTURE_READY=$TMP/stdout \
+		CAPTURE_BINARY=$BIN CAPTURE_PORT=$PORT CAPTURE_BP=$gb CAPTURE_BP_COND=${BREAK_COND:-} CAPTURE_READY=$TMP/stdout \
 			CAPTURE_SKIP=${SKIP:-$((RANDOM % 10))} CAPTURE_JSON=$TMP/gdbstub.json \
 			timeout 300 gdb-multiarch -nx -batch -x "$COREDUMP_DIR/gdb_qemu_break.py" \
 			>"$TMP/gdb.out" 2>&1 || true

@@ -11,6 +11,8 @@
 #                             its stack) with a saved pc that is not a return site of a call to
 #                             runtime.mcall (issue 13's stale state)
 #   CAPTURE_BP       gdb location ("*0x4321", "'runtime.newstack'", "__vdso_clock_gettime")
+#   CAPTURE_BP_COND  break mode: a gdb condition on that breakpoint (e.g.
+#                    '$_any_caller_matches("^goNestInner$", 4)')
 #   CAPTURE_PICK     comma-separated function names, all must be on the picked thread's stack
 #   CAPTURE_TRIES    attempts for stale mode (default 200)
 #   CAPTURE_KILL_SIG break mode: signal sent to the process once the breakpoint is set
@@ -224,6 +226,8 @@ def main():
             ex("handle %s nostop noprint pass" % sig)
     if MODE == "break":
         bp = gdb.Breakpoint(ENV["CAPTURE_BP"], internal=False)
+        if ENV.get("CAPTURE_BP_COND"):
+            bp.condition = ENV["CAPTURE_BP_COND"]
         if kill_sig:
             import signal
             os.kill(PID, getattr(signal, kill_sig))

@@ -11,6 +11,7 @@
 #   CAPTURE_PORT     qemu's gdbstub TCP port (127.0.0.1)
 #   CAPTURE_BP       gdb location: a function name (gdb puts the breakpoint after its prologue)
 #                    or *ADDRESS
+#   CAPTURE_BP_COND  a gdb condition on that breakpoint (stops where it is false are not hits)
 #   CAPTURE_ARM      gdb location reached once start-up is over (default main.main; `*ADDRESS`
 #                    for a binary without symbols): the real
 #                    breakpoint is set only when it is hit (fewer stops during the runtime's init)
@@ -96,6 +97,8 @@ def main():
     gdb.execute("continue", to_string=True)
     arm.delete()
     bp = gdb.Breakpoint(ENV["CAPTURE_BP"], internal=False)
+    if ENV.get("CAPTURE_BP_COND"):
+        bp.condition = ENV["CAPTURE_BP_COND"]
     addrs = set()
     for line in ex("info breakpoints %d" % bp.number).splitlines():
         for tok in line.split():

@@ -19,8 +19,10 @@ STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso
 # on g0 in a large allocation (systemstack), whose save overwrote the goroutine's gobuf.
 # cgocallback-g0 (both): the cgocallback workload stopped in runtime.cgocallback on g0, at its
 # first instruction after the prologue (before it switches to the goroutine's stack).
-EXTRA_STATES="labels systemstack-nested acgo-g0 acgo-gp cgocallback-nested cgocallback-g0"
-ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp acgo-g0 acgo-gp cgocallback-nested cgocallback-g0"
+# cgocallback-inner-g0 (both): the nested workload stopped in the inner callback's cgocallback on
+# g0, right after it stored its SP as m.g0.sched.sp (the outer one's saved at its SP + 0, arm64 + 16).
+EXTRA_STATES="labels systemstack-nested acgo-g0 acgo-gp cgocallback-nested cgocallback-g0 cgocallback-inner-g0"
+ARM64_EXTRA_STATES="gogo-g0 gogo-gp sstack-g0 sstack-gp acgo-g0 acgo-gp cgocallback-nested cgocallback-g0 cgocallback-inner-g0"
 
 die() { echo "capture: $*" >&2; exit 1; }
 
@@ -83,7 +85,21 @@ addr_after_dropg() {
 # first on another source line than its TEXT line): on g0, g not yet switched, SP still g0's.
 cgocallback_g0_addr() {
 	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.cgocallback(\.abi0)?$' "$1" |
-		awk 'NR == 1 { next } !l { l = $1; next } $1 != l { print $2; exit }'
+		awk 'done || NR == 1 { next } !l { l = $1; next } $1 != l { print $2; done = 1 }'  # no early exit: objdump would get SIGPIPE
+}
+
+# cgocallback_saved_addr BIN: in runtime.cgocallback on g0, the instruction right after it stored
+# its SP as m.g0.sched.sp, the old value saved at its SP + 0 (arm64 + 16) just before: amd64
+# after `MOVQ AX, 0(SP); MOVQ SP, 0x38(SI)`, arm64 after `MOVD R4, 16(RSP); MOVD RSP, R0;
+# MOVD R0, 56(R3)` (g.sched.sp is at 56 in Go 1.19-1.27).
+cgocallback_saved_addr() {
+	GOOS= GOARCH= "$GO" tool objdump -s '^runtime\.cgocallback(\.abi0)?$' "$1" | awk '
+		done { next }  # (read to the end: an early exit gives objdump SIGPIPE)
+		take { print $2; done = 1; next }
+		/MOVQ AX, 0\(SP\)/ || /MOVD R4, 16\(RSP\)/ { s = 1; next }
+		s && /MOVD RSP, R0/ { next }
+		s && (/MOVQ SP, 0x38\(SI\)/ || /MOVD R0, 56\(R3\)/) { take = 1; next }
+		{ s = 0 }'
 }
 
 # direct_path_addr BIN: amd64 runtime.systemstack's noswitch path, the instruction after the
