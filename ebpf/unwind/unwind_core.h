@@ -1187,7 +1187,7 @@ SB_SUBPROG long sb_g_cross_cgocallback(struct sb_walk *w, const struct sb_proc_i
   return -1;
 }
 
-/* amd64 crosscall2 (runtime/cgo), which the C stub of an exported Go function calls; its one
+/* crosscall2 (runtime/cgo), which the C stub of an exported Go function calls; on amd64 its one
  * callee is runtime.cgocallback. Its frame records cannot be followed: from Go 1.21 it has two
  * (PUSHQ BP, then the assembler's own after SUBQ), the inner one's return slot holding the
  * outer one's saved BP, so a frame-pointer step read the C stub's BP as a return address (a
@@ -1204,6 +1204,28 @@ SB_SUBPROG long sb_g_step_crosscall2(struct sb_walk *w, const struct sb_proc_inf
   sb_u64 sp = w->sp, ret = 0, caller_fp = w->fp, rec = w->fp;
   if (sp == 0 || sb_lookup_sp_delta(st, lookup_pc, &delta) != 0 || delta < 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
   sb_u64 ret_slot = sp + (sb_u64)delta;
+  if (SB_ARM64(st)) {
+    /* arm64 crosscall2 (NOFRAME) stores R29 and LR at the top of its frame (STP (R29, R30),
+     * 176(RSP)) before its first call (BL load_g) and loads them back after its last. So while
+     * LR points into crosscall2 (a call has returned) they are there, as from a return address
+     * in it; otherwise (sampled in its prologue or epilogue) LR and R29 are still the caller's. */
+    if (!w->frame_exact || !w->lr_valid || sb_classify(pi, w->lr) == SB_FN_CROSSCALL2) {
+      if (delta < 16 || sb_read_u64(st, ret_slot - 8, &ret) || sb_read_u64(st, ret_slot - 16, &caller_fp))
+        return sb_stop(st, SB_STOP_READ_FAULT);
+    } else {
+      ret = w->lr;
+    }
+    if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
+    w->pc = ret;
+    w->sp = ret_slot;
+    w->fp = caller_fp;
+    w->prev_fp = 0;
+    w->exact_sp = 1;
+    w->frame_exact = 0;
+    w->lr_valid = 0;
+    w->lr_at_frame_top = 0;
+    return 0;
+  }
   if (sb_read_u64(st, ret_slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
   if (ret == 0) return sb_stop(st, SB_STOP_END_OF_CHAIN);
   for (int i = 0; i < 2; i++) {
@@ -1302,15 +1324,11 @@ static long sb_unwind_step(sb_u32 index, void *ctx) {
    * return address is at its SP, which the step out of that callee left exact (the callee's
    * frame pointer + 16): the pcsp step takes it. Sampled in it, the leaf rule does the same. */
   if (kind == SB_FN_FRAMELESS_CALLER && !SB_ARM64(st) && w->sp != 0) w->exact_sp = 1;
-  if (kind == SB_FN_CROSSCALL2 && !SB_ARM64(st)) {
+  if (kind == SB_FN_CROSSCALL2) {
     w->last_pc = lookup_pc + 1;
     return sb_g_step_crosscall2(w, pi, st->out, st->cnt, lookup_pc) != 0;
   }
-  /* arm64 crosscall2 saves R29 and LR at the top of its frame (STP (R29, R30), 176(RSP)), not
-   * at SP, before its calls: the SP step reads them there from a return address in it. Sampled
-   * in it, where that store may be ahead, as any frame. */
-  if (kind == SB_FN_CROSSCALL2 && !w->frame_exact) w->lr_at_frame_top = 1;
-  if (kind == SB_FN_SCHEDULE || kind == SB_FN_GOEXIT0 || kind == SB_FN_FRAMELESS_CALLER || kind == SB_FN_CROSSCALL2)
+  if (kind == SB_FN_SCHEDULE || kind == SB_FN_GOEXIT0 || kind == SB_FN_FRAMELESS_CALLER)
     kind = SB_FN_NONE; /* ordinary frames otherwise */
   if (kind != SB_FN_NONE && !(pi->flags & SB_PI_HAS_OFFSETS))
     return sb_stop(st, SB_STOP_NO_OFFSETS); /* a switch we cannot cross without offsets */

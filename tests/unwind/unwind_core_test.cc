@@ -2509,6 +2509,34 @@ TEST_F(UnwindCoreArm64Test, AsyncPreemptedLeafKeepsItsCaller) {
 // the runtime's MOVD R5, -48(R4)). curg.sched is not that save once the callback has saved
 // anything since; and m.curg is 0 once the goroutine parked inside the callback (the locked M
 // in stoplockedm of arm64-go1.19.8-cgocallback lwp 28029 stopped there with stale_goroutine).
+// arm64 crosscall2 (NOFRAME, frame 0xc0) keeps R29 and LR at its frame's top from its STP before
+// its first BL until its LDP after its last. A return address in it (from cgocallback, or here
+// load_g, sampled with g0 in R28) reads them there; sampled in crosscall2 itself they are there
+// only while LR points into crosscall2 (a BL has returned), else LR and R29 are the C stub's.
+TEST_F(UnwindCoreArm64Test, Crosscall2KeepsLrAtItsFrameTop) {
+  uint64_t c2_sp = kG0StackHi - 0x800, c_fp = kG0StackHi - 0x600, c_fp2 = kG0StackHi - 0x500;
+  mem_.Put64(c2_sp, 0x5a5a5a5a);                       // [SP]: not a return address
+  mem_.Put64(c2_sp + 0xc0 - 8, 0x7f0000005100);        // saved R30: into the C stub
+  mem_.Put64(c2_sp + 0xc0 - 16, c_fp);                 // saved R29
+  Frame(c_fp, c_fp2, 0x7f0000005200);
+  Frame(c_fp2, 0, 0);                                  // C ends here (no asmcgocall: a C thread)
+  std::vector<uint64_t> below = {0x7f0000005100, 0x7f0000005200};
+  auto with = [&](std::vector<uint64_t> top) {
+    top.insert(top.end(), below.begin(), below.end());
+    return top;
+  };
+  // In a leaf called from crosscall2 (no frame: its caller in LR, a return site in crosscall2).
+  auto leaf = Run(kLeaf + 8, c2_sp, c2_sp + 0xc0 - 16, /*lr=*/kCrosscall2 + 0x18, /*g_reg=*/kG0);
+  EXPECT_EQ(Frames(leaf), with({kLeaf + 8, kCrosscall2 + 0x18}));
+  // In crosscall2 past BL load_g (LR its return site): the saved pair at the top.
+  auto after = Run(kCrosscall2 + 0x20, c2_sp, c_fp, /*lr=*/kCrosscall2 + 0x18, /*g_reg=*/kG0);
+  EXPECT_EQ(Frames(after), with({kCrosscall2 + 0x20}));
+  // In its prologue before the STP (LR and R29 still the stub's; the top not written yet).
+  mem_.Put64(c2_sp + 0xc0 - 8, 0x1111);
+  auto before = Run(kCrosscall2 + 0x8, c2_sp, c_fp, /*lr=*/0x7f0000005100, /*g_reg=*/kG0);
+  EXPECT_EQ(Frames(before), with({kCrosscall2 + 0x8}));
+}
+
 TEST_F(UnwindCoreArm64Test, CgocallbackCrossesBackToTheCFramesOnG0) {
   uint64_t cb_sp = kGStackHi - 0x400;                // the Go callback (main.f), frame 0x30
   GoFrame(cb_sp, 0, kCgocallback + 0x20);            // returns into cgocallback's fake frame

@@ -8,6 +8,8 @@
 #   STATE.dlv.txt         Delve: threads (thread -> goroutine), goroutines with stacks (Go oracle)
 #   STATE.meta.json       summary
 # GO=/path/to/go selects another toolchain: GO=/path/to/go tools/coredump/capture-amd64.sh STATE OUTDIR
+# BINARY=path uses that prebuilt corecases binary (e.g. an existing case's, so that the new case
+# shares its blob: Go stamps the VCS state into each build).
 # STATE=all captures every state.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -32,7 +34,13 @@ else
 	[ "${STATE#acgo-}" != "$STATE" ] && RUN_STATE=cgo  # asmcgocall's windows: the cgo caller
 	[ "$STATE" = cgocallback-g0 ] && RUN_STATE=cgocallback
 	[ "$STATE" = cgocallback-inner-g0 ] && RUN_STATE=cgocallback-nested
-	BIN=$(build_corecases amd64 "$STATE" "$OUT") RUN_ARGS="-state $RUN_STATE"
+	if [ -n "${BINARY:-}" ]; then  # a prebuilt corecases binary (an existing case's: one blob)
+		case $STATE in cgo|cgocallback*|acgo-*) BIN=$OUT/corecases-cgo.amd64 ;; *) BIN=$OUT/corecases.amd64 ;; esac
+		cp "$BINARY" "$BIN" && chmod +x "$BIN"
+	else
+		BIN=$(build_corecases amd64 "$STATE" "$OUT")
+	fi
+	RUN_ARGS="-state $RUN_STATE"
 fi
 GOVER=$(go_version)
 
