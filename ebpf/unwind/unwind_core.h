@@ -76,7 +76,6 @@ struct sb_walk {
   sb_u8 switch_pending;  /* the next frame-pointer step leaves this stack */
   sb_u8 lr_valid;        /* lr still holds the current frame's return address (leaf, arm64) */
   sb_u8 injected_call;   /* the current frame was entered by a signal handler's injected call */
-  sb_u8 lr_at_frame_top; /* arm64 crosscall2: LR and R29 saved at the top of its frame, not at SP */
   sb_u8 scheduling;      /* runtime.schedule is on this g0 stack: m.curg is the next goroutine */
   sb_u8 arm64;
   sb_u8 g0_loaded;       /* g0 holds m.g0 (0 when unreadable) */
@@ -410,7 +409,6 @@ SB_INLINE void sb_switch_to(struct sb_unwind_state *st, sb_u64 pc, sb_u64 sp, sb
   st->w->exact_sp = SB_ARM64(st) && sp != 0;
   st->w->frame_exact = 0;
   st->w->lr_valid = 0;
-  st->w->lr_at_frame_top = 0;
   st->w->scheduling = 0;
   st->w->on_g0 = 0;
 }
@@ -988,7 +986,6 @@ SB_INLINE long sb_fp_step(struct sb_unwind_state *st) {
   st->w->fp = saved_fp;
   st->w->exact_sp = 0;
   st->w->frame_exact = 0;
-  st->w->lr_at_frame_top = 0;
   return 0;
 }
 
@@ -1006,10 +1003,7 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
     sb_u64 sp = st->w->exact_sp ? st->w->sp : st->w->fp + 8;
     if (sb_lookup_sp_delta(st, st->w->frame_exact ? st->w->pc : st->w->pc - 1, &delta) == 0) {
       sb_u64 ret = 0, caller_fp = st->w->fp;
-      if (st->w->lr_at_frame_top && delta >= 16) {
-        if (sb_read_u64(st, sp + (sb_u64)delta - 8, &ret) || sb_read_u64(st, sp + (sb_u64)delta - 16, &caller_fp))
-          return sb_stop(st, SB_STOP_READ_FAULT);
-      } else if (delta == 0) {
+      if (delta == 0) {
         if (!st->w->lr_valid) return sb_stop(st, SB_STOP_END_OF_CHAIN);
         ret = st->w->lr;
         sb_count(st, SB_CROSS_LEAF, SB_CNT_ATTEMPTS);
@@ -1038,7 +1032,6 @@ SB_INLINE long sb_step_caller(struct sb_unwind_state *st) {
       st->w->frame_exact = 0;
       st->w->lr_valid = 0;
       st->w->prev_fp = 0;
-      st->w->lr_at_frame_top = 0;
       if (st->w->injected_call) {
         /* asyncPreempt, "called" by the signal handler's pushCall: it lowered the interrupted
          * SP by 16 and stored the interrupted LR there, then set LR to the interrupted pc. That
@@ -1223,7 +1216,6 @@ SB_SUBPROG long sb_g_step_crosscall2(struct sb_walk *w, const struct sb_proc_inf
     w->exact_sp = 1;
     w->frame_exact = 0;
     w->lr_valid = 0;
-    w->lr_at_frame_top = 0;
     return 0;
   }
   if (sb_read_u64(st, ret_slot, &ret)) return sb_stop(st, SB_STOP_READ_FAULT);
@@ -1244,7 +1236,6 @@ SB_SUBPROG long sb_g_step_crosscall2(struct sb_walk *w, const struct sb_proc_inf
   w->exact_sp = 0;
   w->frame_exact = 0;
   w->lr_valid = 0;
-  w->lr_at_frame_top = 0;
   return 0;
 }
 

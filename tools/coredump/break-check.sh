@@ -72,7 +72,7 @@ mutations=(
   "asmcgocall: caller's bp from pcsp|  if (bp == 0 @@ crossing == SB_CROSS_ASMCGOCALL) {|  if (bp == 0) {"
   "cgocallback: the outer of nested callbacks|  g0_sp = st->w->cb_g0_sp;|  g0_sp = 0;"
   "cgocallback sampled: the stack SP is on|  if (w->frame_exact) w->on_g0 = (sb_u8)sb_sp_in_stack(st, g0, w->sp);|  if (w->frame_exact) w->on_g0 = 1;"
-  "cgocallback on g0: its g0.sched.sp save|sched_sp == w->sp @@|0 @@"
+  "cgocallback on g0: its g0.sched.sp save|sched_sp == w->sp &&|0 &&"
   "crosscall2 (pcsp step)|  if (kind == SB_FN_CROSSCALL2) {|  if (0) {"
   "crosscall2 (the stub's BP)|    if (r[1] == ret) {|    if (0) {"
   "crosscall2 (arm64 LR at frame top)|    if (!w->frame_exact @@ !w->lr_valid @@ sb_classify(pi, w->lr) == SB_FN_CROSSCALL2) {|    if (0) {"
