@@ -26,7 +26,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by userspace before load. */
 const volatile __u32 self_tgid = 0;
 const volatile __u8 track_all = 0; /* --all: report unknown processes to userspace */
-/* Benchmark: 1 also times a plain frame-pointer walk, 2 the floor against that walk. */
+/* Benchmark: 1 also times a plain frame-pointer walk, 2 the floor against that walk, 3 the
+ * crossing floor against it (fp_walk_baseline.h). */
 const volatile __u8 compare_fp_walk = 0;
 const volatile __u8 read_labels = 1; /* goroutine pprof labels on each sample (--no-labels: 0) */
 const volatile __u8 kernel_stacks = 0; /* --kernel: each sample's kernel stack too */
@@ -145,14 +146,14 @@ static __always_inline void report_unknown(struct sb_counters *cnt, __u32 tgid, 
 }
 
 /* The benchmark modes: times one baseline walk of the sample's stack (fp_walk_baseline.h): the
- * plain frame-pointer walk (floor 0) or the floor under any goroutine-aware unwinder (1).
- * Returns the walk's time; *frames_out its frames. */
+ * plain frame-pointer walk (floor 0), the floor under any goroutine-aware unwinder (1) or that
+ * floor crossing into curg (2). Returns the walk's time; *frames_out its frames. */
 static __always_inline __u64 time_baseline(struct sb_counters *cnt, const struct sb_proc_info *pi,
                                            const struct sb_regs *r, int floor, __u32 *frames_out) {
   __u64 goid = 0, t0 = bpf_ktime_get_ns();
   /* Only the walk is timed: its counters are written after the clock is read (the unwinder's
    * own counting is part of its work, this bookkeeping is not part of the walk's). */
-  __u32 frames = floor ? sb_fp_walk_floor(0, pi, r, &goid) : sb_fp_walk_baseline(0, r->fp, pi->max_frames);
+  __u32 frames = floor ? sb_fp_walk_floor(0, pi, r, &goid, floor == 2) : sb_fp_walk_baseline(0, r->fp, pi->max_frames);
   __u64 ns = bpf_ktime_get_ns() - t0;
   if (floor) {
     cnt->floor_frames += frames + 1;
@@ -165,9 +166,10 @@ static __always_inline __u64 time_baseline(struct sb_counters *cnt, const struct
   return ns;
 }
 
-/* --compare-fp-walk: the sample's two walks under where it was taken (enum sb_cmp_kind). */
+/* The sample's two timed walks under where it was taken (enum sb_cmp_kind, from the unwind):
+ * --compare-fp-walk the unwinder's, the floor modes the floor's (unwind_ns/frames: that walk's). */
 static __always_inline void count_by_kind(struct sb_counters *cnt, const struct sb_sample *s, __u64 unwind_ns,
-                                          __u64 fp_ns, __u32 fp_frames) {
+                                          __u32 unwind_frames, __u64 fp_ns, __u32 fp_frames) {
   __u32 kind = !(s->flags & SB_SAMPLE_ON_G0)                  ? SB_CMP_GOROUTINE
                : (s->crossed & (1u << SB_CROSS_MORESTACK)) ? SB_CMP_G0_MORESTACK
                                                              : SB_CMP_G0_OTHER;
@@ -175,7 +177,7 @@ static __always_inline void count_by_kind(struct sb_counters *cnt, const struct 
   __u64 *c = cnt->cmp[kind];
   c[SB_CMP_SAMPLES]++;
   c[SB_CMP_UNWIND_NS] += unwind_ns;
-  c[SB_CMP_UNWIND_FRAMES] += s->nframes;
+  c[SB_CMP_UNWIND_FRAMES] += unwind_frames;
   c[SB_CMP_FP_NS] += fp_ns;
   c[SB_CMP_FP_FRAMES] += fp_frames;
 }
@@ -236,16 +238,19 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
 
   /* --compare-fp-walk (1): the unwind and a plain frame-pointer walk of the same stack are timed,
    * the walk before or after the unwind on alternate samples so neither always finds the stack
-   * in cache. --compare-floor (2): the floor (that walk plus the reads naming the goroutine)
-   * and the plain walk instead, in alternating order, both before the unwind (which then finds
-   * the stack warm: its time is not the comparison's). Two walks per sample in either mode: a
-   * third would find the stack warm more often and change what the figures mean. */
+   * in cache. --compare-floor (2) and --compare-crossing-floor (3): the floor (that walk plus
+   * the reads naming the goroutine; 3: and the crossing into curg) and the plain walk instead,
+   * in alternating order, both before the unwind (which then finds the stack warm: its time is
+   * not the comparison's; it only says where the sample was taken). Two walks per sample in any
+   * mode: a third would find the stack warm more often and change what the figures mean. */
   int plain_first = s->time_ns & 1;
-  __u64 fp_ns = 0;
+  __u64 fp_ns = 0, floor_ns = 0;
   __u32 fp_frames = 0, floor_frames = 0;
-  if (compare_fp_walk == 2) {
-    time_baseline(cnt, pi, &r, !plain_first, &floor_frames);
-    time_baseline(cnt, pi, &r, plain_first, &floor_frames);
+  if (compare_fp_walk >= 2) {
+    int floor = compare_fp_walk == 3 ? 2 : 1;
+    if (plain_first) fp_ns = time_baseline(cnt, pi, &r, 0, &fp_frames);
+    floor_ns = time_baseline(cnt, pi, &r, floor, &floor_frames);
+    if (!plain_first) fp_ns = time_baseline(cnt, pi, &r, 0, &fp_frames);
   } else if (compare_fp_walk == 1 && plain_first) {
     fp_ns = time_baseline(cnt, pi, &r, 0, &fp_frames);
   }
@@ -263,7 +268,8 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   }
   if (s->labels.status < SB_LABELS_MAX) cnt->labels[s->labels.status]++;
   if (compare_fp_walk == 1 && !plain_first) fp_ns = time_baseline(cnt, pi, &r, 0, &fp_frames);
-  if (compare_fp_walk == 1) count_by_kind(cnt, s, unwind_ns, fp_ns, fp_frames);
+  if (compare_fp_walk == 1) count_by_kind(cnt, s, unwind_ns, s->nframes, fp_ns, fp_frames);
+  if (compare_fp_walk >= 2) count_by_kind(cnt, s, floor_ns, floor_frames, fp_ns, fp_frames);
 
   read_kernel_stack(ctx, &rec->kernel);
 

@@ -54,7 +54,9 @@ nlohmann::json StatsToJson(const RecordStats& s) {
     j["bpf"]["fp_walk_ns"] = s.fp_walk_ns;
     j["bpf"]["fp_walk_frames"] = s.fp_walk_frames;
   }
-  if (s.floor_ns > 0) {  // --compare-floor
+  bool floor = !s.floor_walk.empty();  // --compare-floor, --compare-crossing-floor
+  if (floor) {
+    j["bpf"]["floor_walk"] = s.floor_walk;
     j["bpf"]["floor_ns"] = s.floor_ns;
     j["bpf"]["floor_frames"] = s.floor_frames;
   }
@@ -62,11 +64,11 @@ nlohmann::json StatsToJson(const RecordStats& s) {
     nlohmann::json by = nlohmann::json::object();
     for (const auto& [kind, c] : s.compare_by_kind)
       by[kind] = {{"samples", c.samples},
-                  {"unwind_ns", c.unwind_ns},
-                  {"unwind_frames", c.unwind_frames},
+                  {floor ? "floor_ns" : "unwind_ns", c.unwind_ns},
+                  {floor ? "floor_frames" : "unwind_frames", c.unwind_frames},
                   {"fp_walk_ns", c.fp_walk_ns},
                   {"fp_walk_frames", c.fp_walk_frames}};
-    j["bpf"]["compare_by_kind"] = by;
+    j["bpf"][floor ? "floor_by_kind" : "compare_by_kind"] = by;
   }
   return j;
 }
@@ -118,12 +120,17 @@ std::string StatsSummary(const RecordStats& s) {
                        static_cast<double>(s.unwind_ns) / static_cast<double>(s.unwound), s.unwound);
   if (s.unwound > 0 && s.fp_walk_ns > 0) {
     double n = static_cast<double>(s.unwound);
-    if (s.floor_ns > 0)  // --compare-floor: the unwind ran after both walks (warm), not compared
+    bool floor = !s.floor_walk.empty();  // the unwind ran after both walks (warm), not compared
+    uint64_t total_ns = floor ? s.floor_ns : s.unwind_ns;
+    const char* who = floor ? "floor" : "unwinder";
+    if (floor)
       out += fmt::format(
           "Plain frame-pointer walk: {:.0f} ns per sample ({:.1f} frames); the same walk plus the reads"
-          " naming the goroutine (TLS g, g.m and goid, m.curg): {:.0f} ns, {:.2f}x\n",
+          " naming the goroutine (TLS g, g.m and goid, m.curg){}: {:.0f} ns ({:.1f} frames), {:.2f}x\n",
           static_cast<double>(s.fp_walk_ns) / n, static_cast<double>(s.fp_walk_frames) / n,
-          static_cast<double>(s.floor_ns) / n, static_cast<double>(s.floor_ns) / static_cast<double>(s.fp_walk_ns));
+          s.floor_walk == "crossing_floor" ? " and the crossing into curg from its gobuf" : "",
+          static_cast<double>(s.floor_ns) / n, static_cast<double>(s.floor_frames) / n,
+          static_cast<double>(s.floor_ns) / static_cast<double>(s.fp_walk_ns));
     else
       out += fmt::format(
           "Plain frame-pointer walk of the same samples: {:.0f} ns per sample ({:.1f} frames vs {:.1f});"
@@ -135,12 +142,12 @@ std::string StatsSummary(const RecordStats& s) {
       if (c.samples == 0 || c.fp_walk_ns == 0) continue;
       double k = static_cast<double>(c.samples);
       out += fmt::format(
-          "  {:<13} {:5.1f}% of samples: unwinder {:.0f} ns ({:.1f} frames), plain walk {:.0f} ns ({:.1f} frames),"
-          " {:.2f}x; {:.1f}% of the unwinder's time\n",
-          kind, 100.0 * k / n, static_cast<double>(c.unwind_ns) / k, static_cast<double>(c.unwind_frames) / k,
+          "  {:<13} {:5.1f}% of samples: {} {:.0f} ns ({:.1f} frames), plain walk {:.0f} ns ({:.1f} frames),"
+          " {:.2f}x; {:.1f}% of the {}'s time\n",
+          kind, 100.0 * k / n, who, static_cast<double>(c.unwind_ns) / k, static_cast<double>(c.unwind_frames) / k,
           static_cast<double>(c.fp_walk_ns) / k, static_cast<double>(c.fp_walk_frames) / k,
           static_cast<double>(c.unwind_ns) / static_cast<double>(c.fp_walk_ns),
-          s.unwind_ns ? 100.0 * static_cast<double>(c.unwind_ns) / static_cast<double>(s.unwind_ns) : 0.0);
+          total_ns ? 100.0 * static_cast<double>(c.unwind_ns) / static_cast<double>(total_ns) : 0.0, who);
     }
   }
   if (!s.labels.empty()) {

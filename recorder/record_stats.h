@@ -31,7 +31,8 @@ struct CrossingStats {
 };
 
 // --compare-fp-walk: both walks on the samples taken in one place (sb_cmp_kind: a goroutine's
-// own stack, g0 crossed by morestack, g0 otherwise).
+// own stack, g0 crossed by morestack, g0 otherwise, as the unwinder found). In the floor modes
+// unwind_* are the floor's (RecordStats::floor_walk).
 struct WalkComparison {
   uint64_t samples = 0;
   uint64_t unwind_ns = 0;
@@ -62,9 +63,13 @@ struct RecordStats {
   uint64_t unwind_frames = 0;  // frames they produced
   uint64_t fp_walk_ns = 0;     // --compare-fp-walk: a plain frame-pointer walk of the same samples
   uint64_t fp_walk_frames = 0;
-  uint64_t floor_ns = 0;       // --compare-fp-walk: that walk plus the reads naming the goroutine
+  // --compare-floor: that walk plus the reads naming the goroutine; --compare-crossing-floor:
+  // and the crossing into curg (fp_walk_baseline.h). floor_walk names which ran ("floor",
+  // "crossing_floor"; empty: none).
+  uint64_t floor_ns = 0;
   uint64_t floor_frames = 0;
-  // --compare-fp-walk: the two walks by where the sample was taken ("goroutine",
+  std::string floor_walk;
+  // The benchmark modes: the two walks by where the sample was taken ("goroutine",
   // "g0_morestack", "g0_other"); empty otherwise.
   std::map<std::string, WalkComparison> compare_by_kind;
   uint64_t pcsp_lookups = 0;     // pcsp values the BPF unwinder looked up

@@ -20,7 +20,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& tracker,
-                         const unwinder::BpfSampler& sampler, double elapsed, int freq, bool kernel) {
+                         const unwinder::BpfSampler& sampler, double elapsed, int freq, bool kernel,
+                         unwinder::CompareWalk compare) {
   RecordStats st;
   st.duration_s = elapsed;
   st.frequency_hz = freq;
@@ -38,7 +39,9 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.fp_walk_frames = c.fp_walk_frames;
   st.floor_ns = c.floor_ns;
   st.floor_frames = c.floor_frames;
-  if (c.fp_walk_ns > 0 && c.floor_ns == 0) {  // --compare-fp-walk
+  if (compare == unwinder::CompareWalk::kFloor) st.floor_walk = "floor";
+  if (compare == unwinder::CompareWalk::kCrossingFloor) st.floor_walk = "crossing_floor";
+  if (c.fp_walk_ns > 0) {  // every benchmark mode: the unwinder's (or the floor's) and the plain walk's
     static constexpr const char* kKinds[SB_CMP_KINDS] = {"goroutine", "g0_morestack", "g0_other"};
     for (int i = 0; i < SB_CMP_KINDS; i++)
       st.compare_by_kind[kKinds[i]] = {c.cmp[i][SB_CMP_SAMPLES], c.cmp[i][SB_CMP_UNWIND_NS],
@@ -106,8 +109,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
   SessionOptions so;
   so.frequency_hz = opts.frequency_hz;
   so.all = opts.all;
-  so.compare_fp_walk = opts.compare_fp_walk;
-  so.compare_floor = opts.compare_floor;
+  so.compare = opts.compare;
   so.max_frames = opts.max_frames;
   so.read_labels = opts.labels;
   so.kernel_stacks = opts.kernel;
@@ -153,7 +155,7 @@ Result<RecordResult> Record(const RecordOptions& opts) {
 
   RecordResult result;
   result.stats = CollectStats(agg, tracker, sess.sampler(), elapsed, opts.frequency_hz,
-                              sess.kernel_symbols() != nullptr);
+                              sess.kernel_symbols() != nullptr, opts.compare);
   SymbolizeOptions sopt;
   sopt.period_nanos = 1000000000LL / opts.frequency_hz;
   sopt.kernel = sess.kernel_symbols();

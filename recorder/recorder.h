@@ -10,6 +10,7 @@
 #include "base/result.h"
 #include "profile/profile_data.h"
 #include "recorder/record_stats.h"
+#include "unwinder/compare_walk.h"
 #include "ebpf/unwind/unwind_types.h"
 
 namespace sb::recorder {
@@ -26,8 +27,8 @@ struct RecordOptions {
   bool all = false;             // every Go process, including those that start later
   double duration_s = 0;        // 0: until *stop becomes true
   int frequency_hz = 99;
-  bool compare_fp_walk = false;  // benchmark: time a plain frame-pointer walk too
-  bool compare_floor = false;    // benchmark: time the floor against that walk instead
+  // Benchmark: time a plain frame-pointer walk too, against the unwinder or a floor.
+  unwinder::CompareWalk compare = unwinder::CompareWalk::kNone;
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;  // frames kept per stack (leaf side), 1..SB_MAX_FRAMES
   bool labels = true;            // goroutine pprof labels on samples (--no-labels: false)
   bool kernel = false;           // kernel frames above the user stack (--kernel)

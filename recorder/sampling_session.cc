@@ -30,8 +30,7 @@ Result<std::unique_ptr<SamplingSession>> SamplingSession::Open(const SessionOpti
   unwinder::SamplerOptions so;
   so.frequency_hz = opts.frequency_hz;
   so.track_all = opts.all;
-  so.compare_fp_walk = opts.compare_fp_walk;
-  so.compare_floor = opts.compare_floor;
+  so.compare = opts.compare;
   so.max_frames = opts.max_frames;
   so.read_labels = opts.read_labels;
   if (opts.kernel_stacks) {

@@ -23,8 +23,7 @@ namespace sb::recorder {
 struct SessionOptions {
   int frequency_hz = 99;
   bool all = false;  // discover processes: every Go process, including those that start later
-  bool compare_fp_walk = false;
-  bool compare_floor = false;
+  unwinder::CompareWalk compare = unwinder::CompareWalk::kNone;  // benchmark modes
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;  // frames kept per stack (leaf side), 1..SB_MAX_FRAMES
   bool read_labels = true;  // goroutine pprof labels on each sample
   // Each sample's kernel stack, symbolized from /proc/kallsyms. When the kernel symbols cannot

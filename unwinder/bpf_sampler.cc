@@ -74,7 +74,7 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
   if (!s->skel_) return MakeError("cannot open the BPF sampler: " + Errno(errno));
   s->skel_->rodata->self_tgid = static_cast<uint32_t>(getpid());
   s->skel_->rodata->track_all = opts.track_all ? 1 : 0;
-  s->skel_->rodata->compare_fp_walk = opts.compare_floor ? 2 : opts.compare_fp_walk ? 1 : 0;
+  s->skel_->rodata->compare_fp_walk = static_cast<uint8_t>(opts.compare);
   if (opts.max_frames < 1 || opts.max_frames > SB_MAX_FRAMES)
     return MakeError("max frames must be 1.." + std::to_string(SB_MAX_FRAMES) + ", not " +
                      std::to_string(opts.max_frames));

@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "ebpf/sampler.h"
 #include "ebpf/unwind/unwind_types.h"
+#include "unwinder/compare_walk.h"
 #include "unwinder/pcsp_table_space.h"
 
 struct sampler_bpf;
@@ -22,9 +23,9 @@ namespace sb::unwinder {
 struct SamplerOptions {
   int frequency_hz = 99;
   bool track_all = false;  // report samples of unknown processes (for --all)
-  // Benchmark: also time a plain frame-pointer walk of every sample (sb_counters.fp_walk_*).
-  bool compare_fp_walk = false;
-  bool compare_floor = false;  // time the floor against the plain walk instead (fp_walk_baseline.h)
+  // Benchmark: also time a plain frame-pointer walk of every sample (sb_counters.fp_walk_*),
+  // against the unwinder or a floor (compare_walk.h).
+  CompareWalk compare = CompareWalk::kNone;
   // Frames per stack (1..SB_MAX_FRAMES): every tracked process's sb_proc_info.max_frames.
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
   bool read_labels = true;  // goroutine pprof labels on each sample (goroutine_labels.h)

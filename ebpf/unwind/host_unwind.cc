@@ -104,12 +104,12 @@ sb_labels ReadLabelsOnHost(const HostUnwindInput& in, uint64_t g, std::set<uint6
   return out;
 }
 
-FloorWalkResult FloorWalkOnHost(const HostUnwindInput& in, const Registers& regs) {
+FloorWalkResult FloorWalkOnHost(const HostUnwindInput& in, const Registers& regs, bool cross) {
   FloorWalkResult out;
   std::set<uint64_t> faults;
   HostEnv env{&in, &faults, &out.reads};
   sb_regs r{regs.pc, regs.sp, regs.fp, regs.lr, regs.g_reg, regs.tls_base};
-  out.frames = sb_fp_walk_floor(reinterpret_cast<sb_u64>(&env), in.info, &r, &out.goid);
+  out.frames = sb_fp_walk_floor(reinterpret_cast<sb_u64>(&env), in.info, &r, &out.goid, cross ? 1 : 0);
   return out;
 }
 

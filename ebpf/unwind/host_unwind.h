@@ -60,13 +60,14 @@ int ClassifyOnHost(const sb_proc_info& info, uint64_t pc, bool* from_bitmap = nu
 
 // The floor walk `record --compare-floor` times against the plain walk (fp_walk_baseline.h,
 // the code the BPF sampler runs): the frames above the leaf a plain frame-pointer walk finds,
-// and the goroutine id its identity reads found (0: none).
+// and the goroutine id its identity reads found (0: none). CROSS: the crossing floor of
+// `record --compare-crossing-floor` (off g's stack, curg's from its gobuf too).
 struct FloorWalkResult {
   uint32_t frames = 0;
   uint64_t goid = 0;
   std::vector<uint64_t> reads;  // every address read, in order (when in.record_reads)
 };
-FloorWalkResult FloorWalkOnHost(const HostUnwindInput& in, const Registers& regs);
+FloorWalkResult FloorWalkOnHost(const HostUnwindInput& in, const Registers& regs, bool cross = false);
 
 const char* StopReasonName(int reason);   // "root", "bad_fp", ...
 // Whether a stack that stopped for this reason is whole: it reached a root, or the base of a

@@ -267,9 +267,10 @@ TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
   std::cout << "[ info     ] sampler verified_insns: " << verified << "\n";
   EXPECT_GT(verified, 1000);
   EXPECT_LE(verified, 250000);
-  for (std::string flag : {"--compare-fp-walk", "--compare-floor"}) {
+  for (std::string flag : {"--compare-fp-walk", "--compare-floor", "--compare-crossing-floor"}) {
     // The benchmark builds (--compare-fp-walk adds the baseline walk's loop, --compare-floor the
-    // floor's reads too): at most 500 k. Each reports the walks it timed.
+    // floor's reads too, --compare-crossing-floor its crossing): at most 500 k. Each reports the
+    // walks it timed.
     std::string tag = flag.substr(2);
     fs::path fp_stats = dir / (tag + "-stats.json");
     Child spin({(fs::path(kWorkloadDir) / "demo").string(), "-mode=spin", "-duration=3s"},
@@ -294,26 +295,36 @@ TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
     int64_t hits = fj["bpf"].value("pcsp_cache_hits", int64_t{-1});
     EXPECT_GT(lookups, 0) << flag;
     EXPECT_GE(hits * 2, lookups) << flag << ": " << fj["bpf"].dump();
+    bool floor = flag != "--compare-fp-walk";
     if (flag == "--compare-floor") {
       // The floor walks the plain walk's frames (the same stack, the same rule) and takes longer.
+      EXPECT_EQ(fj["bpf"].value("floor_walk", ""), "floor");
       EXPECT_GT(fj["bpf"].value("floor_ns", int64_t{0}), 0);
       EXPECT_EQ(fj["bpf"].value("floor_frames", int64_t{-1}), fj["bpf"].value("fp_walk_frames", int64_t{-2}));
+    } else if (floor) {
+      // The crossing floor walks a spinning goroutine's own stack as the plain walk does; on g0
+      // (the GC's workers under systemstack) it goes on into curg.
+      EXPECT_EQ(fj["bpf"].value("floor_walk", ""), "crossing_floor");
+      EXPECT_GT(fj["bpf"].value("floor_ns", int64_t{0}), 0);
+      EXPECT_GT(fj["bpf"].value("floor_frames", int64_t{0}), 0);
     } else {
       EXPECT_FALSE(fj["bpf"].contains("floor_ns")) << fj["bpf"].dump();
-      // The walks by where the sample was taken add up to the totals, and a spinning goroutine
-      // is sampled on its own stack (sysmon and the GC's workers give the rest, on g0).
-      const auto& by = fj["bpf"]["compare_by_kind"];
-      ASSERT_TRUE(by.is_object() && by.size() == 3) << fj["bpf"].dump();
-      for (const char* field : {"unwind_ns", "unwind_frames", "fp_walk_ns", "fp_walk_frames"}) {
-        int64_t sum = 0;
-        for (const auto& [kind, c] : by.items()) sum += c.value(field, int64_t{0});
-        EXPECT_EQ(sum, fj["bpf"].value(field, int64_t{-1})) << field << ": " << fj["bpf"].dump();
-      }
-      int64_t samples = 0;
-      for (const auto& [kind, c] : by.items()) samples += c.value("samples", int64_t{0});
-      EXPECT_EQ(samples, fj["bpf"].value("unwound", int64_t{-1}));
-      EXPECT_GE(by["goroutine"].value("samples", int64_t{0}), samples * 8 / 10) << by.dump();
     }
+    // The walks by where the sample was taken (as the unwinder found: it runs after the floors,
+    // untimed) add up to the totals, and a spinning goroutine is sampled on its own stack
+    // (sysmon and the GC's workers give the rest, on g0).
+    const auto& by = fj["bpf"][floor ? "floor_by_kind" : "compare_by_kind"];
+    ASSERT_TRUE(by.is_object() && by.size() == 3) << fj["bpf"].dump();
+    for (const char* field : {"unwind_ns", "unwind_frames", "fp_walk_ns", "fp_walk_frames"}) {
+      std::string name = floor && std::string(field).rfind("unwind_", 0) == 0 ? "floor_" + std::string(field + 7) : field;
+      int64_t sum = 0;
+      for (const auto& [kind, c] : by.items()) sum += c.value(name, int64_t{0});
+      EXPECT_EQ(sum, fj["bpf"].value(name, int64_t{-1})) << name << ": " << fj["bpf"].dump();
+    }
+    int64_t samples = 0;
+    for (const auto& [kind, c] : by.items()) samples += c.value("samples", int64_t{0});
+    EXPECT_EQ(samples, fj["bpf"].value("unwound", int64_t{-1}));
+    EXPECT_GE(by["goroutine"].value("samples", int64_t{0}), samples * 8 / 10) << by.dump();
   }
   std::string err;
   auto p = LoadPprof(pprof, &err);

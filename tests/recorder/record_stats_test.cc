@@ -67,6 +67,34 @@ TEST(RecordStats, CompareByKindIsReportedPerSample) {
       << s;
 }
 
+// --compare-crossing-floor: the floor's figures, named as the floor's (not the unwinder's), in
+// the JSON and the summary, by kind too.
+TEST(RecordStats, CrossingFloorIsReportedAsTheFloor) {
+  RecordStats st = Example();
+  st.unwound = 100;
+  st.unwind_ns = 900000;  // the unwind ran untimed after both walks: not a figure of this run
+  st.fp_walk_ns = 200000;
+  st.fp_walk_frames = 600;
+  st.floor_ns = 500000;
+  st.floor_frames = 900;
+  st.floor_walk = "crossing_floor";
+  st.compare_by_kind["goroutine"] = {80, 240000, 640, 192000, 560};
+  st.compare_by_kind["g0_morestack"] = {20, 260000, 260, 8000, 40};
+  auto j = StatsToJson(st);
+  EXPECT_EQ(j["bpf"]["floor_walk"], "crossing_floor");
+  EXPECT_FALSE(j["bpf"].contains("compare_by_kind")) << j["bpf"].dump();
+  EXPECT_EQ(j["bpf"]["floor_by_kind"]["g0_morestack"]["floor_ns"], 260000);
+  EXPECT_EQ(j["bpf"]["floor_by_kind"]["g0_morestack"]["floor_frames"], 260);
+  EXPECT_FALSE(j["bpf"]["floor_by_kind"]["goroutine"].contains("unwind_ns"));
+  std::string s = StatsSummary(st);
+  EXPECT_NE(s.find("and the crossing into curg from its gobuf: 5000 ns (9.0 frames), 2.50x"), std::string::npos) << s;
+  EXPECT_NE(s.find("g0_morestack   20.0% of samples: floor 13000 ns (13.0 frames), plain walk 400 ns (2.0 frames),"
+                   " 32.50x; 52.0% of the floor's time"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(s.find("the unwinder costs"), std::string::npos) << s;
+}
+
 TEST(RecordStats, AProcessThatRanExecSaysSo) {
   RecordStats st = Example();
   st.processes[0].exited = true;

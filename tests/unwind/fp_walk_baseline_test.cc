@@ -100,5 +100,80 @@ TEST_F(FloorWalkTest, Arm64TakesGFromR28) {
   EXPECT_EQ(r.frames, 3u);
 }
 
+// The crossing floor (--compare-crossing-floor): on g0, g0's stack bounds end the g0 walk where
+// the chain leaves it; curg's header (goid and gobuf in one read) and its stack from gobuf.bp
+// follow, gobuf.pc counted as a frame. Without the crossing the same sample walks the chain on.
+class CrossingFloorTest : public FloorWalkTest {
+ protected:
+  static constexpr uint64_t kG0Stack = 0xc000080000, kCurgBp = 0xc000300000;  // g0 below kStack
+  void SetUp() override {
+    FloorWalkTest::SetUp();
+    in_.stack_window = false;  // one read per record, so the reads below are the records'
+    info_.off.g_stack_lo = 0;
+    info_.off.g_stack_hi = 8;
+    mem_.Put64(kG0, kG0Stack);  // g0.stack = [kG0Stack, kG0Stack + 0x1000)
+    mem_.Put64(kG0 + 8, kG0Stack + 0x1000);
+    // g0: two records, the second linking into the goroutine's stack (kStack: three more).
+    mem_.Put64(kG0Stack + 0x100, kG0Stack + 0x200);
+    mem_.Put64(kG0Stack + 0x108, 0x402000);
+    mem_.Put64(kG0Stack + 0x200, kStack);
+    mem_.Put64(kG0Stack + 0x208, 0x402100);
+    // curg's gobuf: pc, and bp at two records of its own.
+    mem_.Put64(kG + 56 + 8, 0x403000);
+    mem_.Put64(kG + 56 + 48, kCurgBp);
+    mem_.Put64(kCurgBp, kCurgBp + 0x40);
+    mem_.Put64(kCurgBp + 8, 0x403100);
+    mem_.Put64(kCurgBp + 0x40, 0);
+    mem_.Put64(kCurgBp + 0x48, 0x403200);
+  }
+  FloorWalkResult RunOnG0(bool cross) {
+    mem_.Put64(kFsBase - 8, kG0);
+    Registers regs;
+    regs.pc = 0x401800;
+    regs.fp = kG0Stack + 0x100;
+    regs.tls_base = kFsBase;
+    return FloorWalkOnHost(in_, regs, cross);
+  }
+};
+
+TEST_F(CrossingFloorTest, OnG0WalksG0ThenCurgFromItsGobuf) {
+  FloorWalkResult r = RunOnG0(true);
+  EXPECT_EQ(r.goid, 42u);
+  EXPECT_EQ(r.frames, 2u + 1u + 2u);  // g0's two, gobuf.pc, curg's two
+  // TLS slot, g0's header, m.curg, g0.stack, curg's header, g0's records, curg's records.
+  EXPECT_EQ(r.reads, (std::vector<uint64_t>{kFsBase - 8, kG0 + 48, kM + 192, kG0, kG + 48, kG0Stack + 0x100,
+                                            kG0Stack + 0x200, kCurgBp, kCurgBp + 0x40}));
+}
+
+TEST_F(CrossingFloorTest, RecordsAsTheUnwinderReadsThemSameFrames) {
+  in_.stack_window = true;  // the sampler's stack window: the records from page reads where they work
+  FloorWalkResult r = RunOnG0(true);
+  EXPECT_EQ(r.goid, 42u);
+  EXPECT_EQ(r.frames, 5u);
+}
+
+TEST_F(CrossingFloorTest, WithoutTheCrossingTheChainGoesOn) {
+  FloorWalkResult r = RunOnG0(false);
+  EXPECT_EQ(r.goid, 42u);
+  EXPECT_EQ(r.frames, 2u + 3u);  // g0's two, then the chain into kStack's three
+}
+
+TEST_F(CrossingFloorTest, OnCurgNothingIsCrossed) {
+  Registers regs;
+  regs.fp = kStack;
+  regs.tls_base = kFsBase;
+  mem_.Put64(kFsBase - 8, kG);
+  FloorWalkResult r = FloorWalkOnHost(in_, regs, true);
+  EXPECT_EQ(r.frames, 3u);
+  EXPECT_EQ(r.reads, (std::vector<uint64_t>{kFsBase - 8, kG + 48, kM + 192, kStack, kStack + 0x40, kStack + 0x80}));
+}
+
+TEST_F(CrossingFloorTest, KeepsToMaxFrames) {
+  info_.max_frames = 4;  // leaf + 3: g0's two and gobuf.pc, none of curg's
+  EXPECT_EQ(RunOnG0(true).frames, 3u);
+  info_.max_frames = 3;  // leaf + 2: g0's two only
+  EXPECT_EQ(RunOnG0(true).frames, 2u);
+}
+
 }  // namespace
 }  // namespace sb::unwind

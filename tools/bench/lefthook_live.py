@@ -18,7 +18,8 @@ Environment: LEFTHOOK (default .cache/lefthook/lefthook-linux-x64), SECONDS (def
   of the same samples (per frame, per sample, and by where the sample was taken), as
   tools/bench/unwind_cost.py does for the demo: the figure of a real program beside the demo's;
   COMPARE=floor records with --compare-floor and prints the floor (that walk plus the reads
-  naming the goroutine) against the plain walk. Every tracked process counts there (record --all
+  naming the goroutine) against the plain walk, COMPARE=crossing with --compare-crossing-floor
+  (that floor, crossing into curg on g0). Every tracked process counts there (record --all
   tracks only Go processes: lefthook's).
 """
 import collections
@@ -89,15 +90,18 @@ def parse_raw(text):
 
 
 def print_cost(bpf, floor):
-    """The unwinder (--compare-fp-walk) or the floor (--compare-floor) against the plain
-    frame-pointer walk of the same samples."""
+    """The unwinder (--compare-fp-walk) or a floor (--compare-floor, --compare-crossing-floor)
+    against the plain frame-pointer walk of the same samples."""
     n = bpf.get("unwound", 0) or 1
     fn = bpf.get("fp_walk_ns", 0)
     if floor:
-        if not (bpf.get("floor_ns") and fn):
-            die("--compare-floor reported no walks")
-        print(f"floor (every tracked process, {n} samples): {bpf['floor_ns'] / n:.0f} ns per sample, plain walk "
-              f"{fn / n:.0f} ns: floor / plain walk {bpf['floor_ns'] / fn:.2f}x")
+        if not (bpf.get("floor_ns") and bpf.get("floor_frames") and fn):
+            die("the floor recording reported no walks")
+        per_frame = (bpf["floor_ns"] / bpf["floor_frames"]) / (fn / bpf["fp_walk_frames"])
+        print(f"{bpf.get('floor_walk', 'floor')} (every tracked process, {n} samples): {bpf['floor_ns'] / n:.0f} ns / "
+              f"{bpf['floor_frames'] / n:.1f} frames per sample, plain walk {fn / n:.0f} ns / "
+              f"{bpf['fp_walk_frames'] / n:.1f} frames: floor / plain walk per frame {per_frame:.2f}x, per sample "
+              f"{bpf['floor_ns'] / fn:.2f}x")
         return
     r = ratios(bpf)  # unwind_cost.py's arithmetic, so both benchmarks' figures mean the same
     if r is None:
@@ -126,8 +130,8 @@ def main():
     freq = int(os.environ.get("FREQ", "999"))
     jobs = int(os.environ.get("JOBS", "16"))
     compare = os.environ.get("COMPARE", "")
-    if compare not in ("", "1", "floor"):
-        die(f"COMPARE={compare}: 1 or floor")
+    if compare not in ("", "1", "floor", "crossing"):
+        die(f"COMPARE={compare}: 1, floor or crossing")
     go = shutil.which("go") or die("no go on PATH (go tool pprof)")
 
     scratch = tempfile.mkdtemp(prefix="sb-lefthook.")
@@ -146,7 +150,8 @@ def main():
         pprof = os.path.join(scratch, "lefthook.pb.gz")
         rec = subprocess.Popen([switchback, "record", "--all", "-d", str(secs + 3), "-F", str(freq), "-q",
                                 "-o", pprof, "--stats", os.path.join(scratch, "stats.json")] +
-                               ({"1": ["--compare-fp-walk"], "floor": ["--compare-floor"]}.get(compare, [])),
+                               ({"1": ["--compare-fp-walk"], "floor": ["--compare-floor"],
+                                 "crossing": ["--compare-crossing-floor"]}.get(compare, [])),
                                stderr=open(os.path.join(scratch, "record.err"), "w"))
         deadline = time.time() + 60
         while perf_fds(rec.pid) < os.cpu_count():
@@ -181,7 +186,7 @@ def main():
             if r != "whole":
                 print(f"  [stopped: {r}] {n} ({100 * n / total:.2f}%)")
         if compare:
-            print_cost(json.load(open(os.path.join(scratch, "stats.json")))["bpf"], compare == "floor")
+            print_cost(json.load(open(os.path.join(scratch, "stats.json")))["bpf"], compare in ("floor", "crossing"))
     finally:
         if os.environ.get("KEEP") == "1":
             print(f"scratch kept in {scratch}", file=sys.stderr)

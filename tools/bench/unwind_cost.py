@@ -24,6 +24,10 @@ is also recorded with
 and goid, m.curg; what any goroutine-aware unwinder reads at least) timed against the plain
 walk the same way, in its own recordings, so the unwinder/plain figures keep their meaning:
   floor       floor_ns / fp_walk_ns (per sample; it walks the plain walk's frames)
+and with `--compare-crossing-floor`: that floor which, on g0, also crosses into curg from its
+gobuf and walks its frames, unchecked (the least an unwinder that shows the goroutine behind a
+g0 sample does; per sample and per frame, since it walks about the unwinder's frames). FLOOR=
+floor or FLOOR=crossing records only one of the two, FLOOR=0 neither.
 With BEFORE=/path/to/other/switchback, every recording is made with both binaries
 (back to back, the order alternating per round) and both tables printed. Then the verifier's
 work per build (bpf.verified_insns): the shipped sampler and the --compare-fp-walk build.
@@ -77,7 +81,14 @@ def build_demo(version, scratch):
     return dst
 
 
-def record(switchback, demo, args, secs, freq, max_frames, compare, scratch, name, floor=False):
+FLOOR_FLAGS = {"floor": "--compare-floor", "crossing": "--compare-crossing-floor"}
+FLOOR_TITLES = {"floor": "The floor: the plain walk plus the reads that name the goroutine (`--compare-floor`, own "
+                         "recordings)",
+                "crossing": "The crossing floor: the floor, and on g0 the crossing into curg from its gobuf, unchecked "
+                            "(`--compare-crossing-floor`, own recordings)"}
+
+
+def record(switchback, demo, args, secs, freq, max_frames, compare, scratch, name, floor=None):
     """Runs demo with args, records it, returns the stats JSON."""
     wl = subprocess.Popen([demo, "-duration=0", "-workers=2"] + args, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
@@ -87,7 +98,7 @@ def record(switchback, demo, args, secs, freq, max_frames, compare, scratch, nam
         cmd = [switchback, "record", "-p", str(wl.pid), "-d", str(secs), "-F", str(freq), "-q",
                "--max-frames", str(max_frames), "-o", os.path.join(scratch, name + ".pb.gz"), "--stats", stats]
         if floor:
-            cmd.append("--compare-floor")
+            cmd.append(FLOOR_FLAGS[floor])
         elif compare:
             cmd.append("--compare-fp-walk")
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -155,6 +166,58 @@ def print_by_kind(results, b, configs, med):
               f"{100 * med(ks, 'time_share'):.1f}% |")
 
 
+def print_floor(fk, floors, results, configs, versions, labels, med):
+    """One floor's recordings against the unwinder's (per sample, and per frame: the crossing
+    floor walks about the unwinder's frames; the plain floor the plain walk's)."""
+    if not any(floors[(fk, v, label)] for v, label, _ in configs):
+        return
+    print(f"## {FLOOR_TITLES[fk]}\n")
+    print("| Go | workload | ns per sample (floor / fp walk) | frames (floor / fp walk) | floor / fp walk, per frame "
+          "| per sample | unwinder / fp walk (above), per frame | per sample | unwinder / floor, per frame | per sample |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for v, label, _ in configs:
+        fs, rs = floors[(fk, v, label)], results[("after", v, label)]
+        if not fs or not rs:
+            continue
+        ff, fl, uf, un = med(fs, "floor_frame"), med(fs, "floor"), med(rs, "per_frame"), med(rs, "per_sample")
+        print(f"| {v} | {label} | {med(fs, 'floor_ns_sample'):.0f} / {med(fs, 'fp_ns_sample'):.0f} | "
+              f"{med(fs, 'floor_frames'):.1f} / {med(fs, 'fp_frames'):.1f} | {ff:.2f}x | {fl:.2f}x | {uf:.2f}x | "
+              f"{un:.2f}x | {uf / ff:.2f}x | {un / fl:.2f}x |")
+    print("\nMedian over the versions (goal for the unwinder: <= 2x per frame, <= 3x per sample):\n")
+    print("| workload | floor / fp walk, per frame | per sample | unwinder / fp walk, per frame | per sample "
+          "| unwinder / floor, per frame | per sample |")
+    print("|---|---|---|---|---|---|---|")
+    for label in labels:
+        per = [(floors[(fk, v, label)], results[("after", v, label)]) for v in versions
+               if floors[(fk, v, label)] and results[("after", v, label)]]
+        if not per:
+            continue
+        mv = lambda f: statistics.median(f(fs, rs) for fs, rs in per)
+        print(f"| {label} | {mv(lambda fs, rs: med(fs, 'floor_frame')):.2f}x | {mv(lambda fs, rs: med(fs, 'floor')):.2f}x | "
+              f"{mv(lambda fs, rs: med(rs, 'per_frame')):.2f}x | {mv(lambda fs, rs: med(rs, 'per_sample')):.2f}x | "
+              f"{mv(lambda fs, rs: med(rs, 'per_frame') / med(fs, 'floor_frame')):.2f}x | "
+              f"{mv(lambda fs, rs: med(rs, 'per_sample') / med(fs, 'floor')):.2f}x |")
+    rows = []
+    for v, label, _ in configs:
+        fs, rs = floors[(fk, v, label)], results[("after", v, label)]
+        for kind, desc in KINDS:
+            fk_ = [f["kind_" + kind] for f in fs if "kind_" + kind in f]
+            rk = [r["kind_" + kind] for r in rs if "kind_" + kind in r]
+            if label.startswith("mixed") and fk_ and rk:
+                rows.append((v, desc, fk_, rk))
+    if rows:
+        print("\nThe mixed workload by where the samples were taken (per sample, medians of the rounds; the "
+              "unwinder's from its own recordings above):\n")
+        print("| Go | taken on | floor ns (frames) | plain walk ns | floor / plain walk | unwinder ns (frames) "
+              "| unwinder / floor |")
+        print("|---|---|---|---|---|---|---|")
+        for v, desc, fk_, rk in rows:
+            print(f"| {v} | {desc} | {med(fk_, 'floor_ns'):.0f} ({med(fk_, 'frames'):.1f}) | {med(fk_, 'fp_ns'):.0f} | "
+                  f"{med(fk_, 'floor_ns') / med(fk_, 'fp_ns'):.2f}x | {med(rk, 'unwind_ns'):.0f} ({med(rk, 'frames'):.1f}) | "
+                  f"{med(rk, 'unwind_ns') / med(fk_, 'floor_ns'):.2f}x |")
+    print()
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     switchback = os.environ.get("SWITCHBACK", os.path.join(build, "tools/switchback"))
@@ -170,7 +233,10 @@ def main():
     max_frames = int(os.environ.get("MAX_FRAMES", "256"))
     mixed = os.environ.get("MIXED", "1") == "1"
     out = open(os.environ["OUT"], "a") if os.environ.get("OUT") else None
-    floor = os.environ.get("FLOOR", "1") == "1"
+    floor_env = os.environ.get("FLOOR", "1")
+    floor_kinds = {"0": [], "1": ["floor", "crossing"]}.get(floor_env, floor_env.split())
+    if any(k not in FLOOR_FLAGS for k in floor_kinds):
+        die(f"FLOOR={floor_env}: give 0, 1, floor or crossing")
 
     require_quiet("unwind_cost")
     binaries = [("after", switchback)]
@@ -185,7 +251,7 @@ def main():
         labels = list(dict.fromkeys(label for _, label, _ in configs))
         results = {(b, v, label): [] for b, _ in binaries for v, label, _ in configs}
         verified = {b: {} for b, _ in binaries}
-        floors = {(v, label): [] for v, label, _ in configs}
+        floors = {(k, v, label): [] for k in floor_kinds for v, label, _ in configs}
         for rnd in range(rounds):
             for v, label, args in configs:
                 order = binaries if rnd % 2 == 0 else binaries[::-1]
@@ -203,17 +269,26 @@ def main():
                         out.write(json.dumps({"binary": b, "go": v, "config": label, "round": rnd, **r,
                                               "bpf": s["bpf"]}) + "\n")
                         out.flush()
-                if floor:
-                    name = f"floor-go{v}-{label.replace(' ', '_').replace('(', '').replace(')', '')}-r{rnd}"
-                    s = record(switchback, demos[v], args, secs, freq, max_frames, True, scratch, name, floor=True)
+                for fk in floor_kinds:
+                    name = f"{fk}-go{v}-{label.replace(' ', '_').replace('(', '').replace(')', '')}-r{rnd}"
+                    s = record(switchback, demos[v], args, secs, freq, max_frames, True, scratch, name, floor=fk)
                     bpf = s["bpf"]
-                    if bpf.get("floor_ns") and bpf.get("fp_walk_ns"):
+                    if bpf.get("floor_ns") and bpf.get("fp_walk_ns") and bpf.get("floor_frames"):
                         f = {"floor": bpf["floor_ns"] / bpf["fp_walk_ns"],
+                             "floor_frame": (bpf["floor_ns"] / bpf["floor_frames"]) /
+                                            (bpf["fp_walk_ns"] / bpf["fp_walk_frames"]),
                              "floor_ns_sample": bpf["floor_ns"] / bpf["unwound"],
-                             "fp_ns_sample": bpf["fp_walk_ns"] / bpf["unwound"]}
-                        floors[(v, label)].append(f)
+                             "fp_ns_sample": bpf["fp_walk_ns"] / bpf["unwound"],
+                             "floor_frames": bpf["floor_frames"] / bpf["unwound"],
+                             "fp_frames": bpf["fp_walk_frames"] / bpf["unwound"]}
+                        for kind, c in bpf.get("floor_by_kind", {}).items():
+                            k = c["samples"]
+                            if k and c["fp_walk_ns"]:
+                                f["kind_" + kind] = {"share": k / bpf["unwound"], "floor_ns": c["floor_ns"] / k,
+                                                     "frames": c["floor_frames"] / k, "fp_ns": c["fp_walk_ns"] / k}
+                        floors[(fk, v, label)].append(f)
                         if out:
-                            out.write(json.dumps({"binary": "floor", "go": v, "config": label, "round": rnd, **f,
+                            out.write(json.dumps({"binary": fk, "go": v, "config": label, "round": rnd, **f,
                                                   "bpf": bpf}) + "\n")
                             out.flush()
         for b, exe in binaries:
@@ -258,32 +333,8 @@ def main():
                       f"{med(allr, 'per_sample'):.2f}x (median of {len(allr)})")
             print(f"\nVerifier (bpf.verified_insns): shipped {verified[b].get('shipped')}, "
                   f"--compare-fp-walk {verified[b].get('--compare-fp-walk')}\n")
-        if floor and any(floors.values()):
-            print("## The floor: the plain walk plus the reads that name the goroutine (`--compare-floor`, own "
-                  "recordings)\n")
-            print("| Go | workload | ns per sample (floor / fp walk) | floor / fp walk | unwinder / fp walk (above) | "
-                  "unwinder / floor |")
-            print("|---|---|---|---|---|---|")
-            for v, label, _ in configs:
-                fs, rs = floors[(v, label)], results[("after", v, label)]
-                if not fs or not rs:
-                    continue
-                fl, un = med(fs, "floor"), med(rs, "per_sample")
-                print(f"| {v} | {label} | {med(fs, 'floor_ns_sample'):.0f} / {med(fs, 'fp_ns_sample'):.0f} | "
-                      f"{fl:.2f}x | {un:.2f}x | {un / fl:.2f}x |")
-            print("\nMedian over the versions (per sample):\n")
-            print("| workload | floor / fp walk | unwinder / fp walk | unwinder / floor |")
-            print("|---|---|---|---|")
-            for label in labels:
-                per = [(floors[(v, label)], results[("after", v, label)]) for v in versions
-                       if floors[(v, label)] and results[("after", v, label)]]
-                if not per:
-                    continue
-                fl = statistics.median(med(fs, "floor") for fs, _ in per)
-                un = statistics.median(med(rs, "per_sample") for _, rs in per)
-                ratio = statistics.median(med(rs, "per_sample") / med(fs, "floor") for fs, rs in per)
-                print(f"| {label} | {fl:.2f}x | {un:.2f}x | {ratio:.2f}x |")
-            print()
+        for fk in floor_kinds:
+            print_floor(fk, floors, results, configs, versions, labels, med)
         print(f"Load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         if os.environ.get("KEEP") == "1":

@@ -36,6 +36,7 @@ struct RecordArgs {
   size_t top = 15;
   bool compare_fp_walk = false;
   bool compare_floor = false;
+  bool compare_crossing_floor = false;
   uint32_t max_frames = SB_DEFAULT_MAX_FRAMES;
   bool no_labels = false;
   bool kernel = false;
@@ -64,8 +65,11 @@ int RunRecord(const RecordArgs& a) {
   opts.all = a.all;
   opts.duration_s = a.duration;
   opts.frequency_hz = a.frequency;
-  opts.compare_fp_walk = a.compare_fp_walk;
-  opts.compare_floor = a.compare_floor;
+  using unwinder::CompareWalk;
+  opts.compare = a.compare_fp_walk          ? CompareWalk::kFpWalk
+                 : a.compare_floor          ? CompareWalk::kFloor
+                 : a.compare_crossing_floor ? CompareWalk::kCrossingFloor
+                                            : CompareWalk::kNone;
   opts.max_frames = a.max_frames;
   opts.labels = !a.no_labels;
   opts.kernel = a.kernel;
@@ -162,6 +166,12 @@ void AddRecordCommand(CLI::App& app, Runner* run) {
                 "plus the reads that name the goroutine (TLS g, g.m and goid, m.curg), the least a\n"
                 "goroutine-aware unwinder pays (bpf.floor_ns in --stats)")
       ->excludes("--compare-fp-walk");
+  cmd->add_flag("--compare-crossing-floor", args->compare_crossing_floor,
+                "benchmark: as --compare-floor, and off curg's stack (g0, gsignal) the floor also\n"
+                "crosses into curg from its gobuf and walks its frames, unchecked: the least an\n"
+                "unwinder that shows the goroutine behind a g0 sample pays")
+      ->excludes("--compare-fp-walk")
+      ->excludes("--compare-floor");
   cmd->add_flag("--no-labels", args->no_labels,
                 "do not read goroutine pprof labels (pprof.Do, SetGoroutineLabels); by default each\n"
                 "sample carries its goroutine's labels as pprof string labels beside pid/thread");
