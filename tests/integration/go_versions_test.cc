@@ -216,15 +216,18 @@ TEST_P(GoVersionsTest, CgoCrossesAsmcgocall) {
   ExpectRootShare(r);
   // C frames reach the goroutine that called them.
   int64_t c_samples = 0, c_reaching_go = 0;
+  std::string first_short;  // the first C stack that does not reach the Go caller, for the failure
   for (const auto& s : r.ours->samples) {
     auto f = LeafFirst(*r.ours, s);
     if (f.empty() || !StartsWith(f[0], "c_spin")) continue;
     c_samples += s.count;
     if (std::find(f.begin(), f.end(), "main.cgoCaller") != f.end()) c_reaching_go += s.count;
+    else if (first_short.empty()) first_short = testing::PrintToString(f);
   }
   EXPECT_GT(c_samples, 0) << "no samples in C";
   EXPECT_GE(c_reaching_go, c_samples * 99 / 100) << c_reaching_go << " of " << c_samples
-                                                  << " C samples reach main.cgoCaller";
+                                                  << " C samples reach main.cgoCaller; the first that does not "
+                                                  << "(leaf first): " << first_short;
 }
 
 // C code calling back into Go on the goroutine that called C (democgo -callbacks), where each
@@ -243,6 +246,8 @@ TEST_P(GoVersionsTest, CgoCallbacksReturnToTheGoroutineThatCalledC) {
   EXPECT_GT(Crossed(r, "cgocallback"), 0) << r.stats.value("crossings", nlohmann::json::object()).dump();
   ExpectRootShare(r);
   int64_t in_callback = 0, reaching_caller = 0, wrong = 0, nested = 0, nested_whole = 0, no_stub = 0;
+  // The first stack each shortfall below counts, printed when its check fails (leaf first).
+  std::string first_not_reaching, first_nested_short;
   for (const auto& s : r.ours->samples) {
     auto f = LeafFirst(*r.ours, s);
     // crosscall2's caller is the exported function's C stub (a frame-pointer step from its inner
@@ -264,6 +269,8 @@ TEST_P(GoVersionsTest, CgoCallbacksReturnToTheGoroutineThatCalledC) {
     auto cgocall = std::find(f.begin(), f.end(), "runtime.asmcgocall");
     if (cgocall != f.end() && std::find(cgocall, f.end(), "main.callbackCaller") != f.end())
       reaching_caller += s.count;
+    else if (first_not_reaching.empty())
+      first_not_reaching = testing::PrintToString(f);
     if (callbacks != 2) continue;
     // Nested: the inner callback, its C frames (c_call_go) and asmcgocall, the outer callback
     // that called C again, its C frames (c_callback_loop) and asmcgocall, the Go caller. (The
@@ -273,15 +280,19 @@ TEST_P(GoVersionsTest, CgoCallbacksReturnToTheGoroutineThatCalledC) {
         std::find(cgocall, f.end(), "c_callback_loop") != f.end() &&
         std::find(cgocall, f.end(), "main.callbackCaller") != f.end())
       nested_whole += s.count;
+    else if (first_nested_short.empty())
+      first_nested_short = testing::PrintToString(f);
   }
   EXPECT_GE(in_callback, 100) << "too few samples in the callbacks";
   EXPECT_GE(reaching_caller, in_callback * 998 / 1000)
-      << reaching_caller << " of " << in_callback << " callback samples reach main.callbackCaller past asmcgocall";
+      << reaching_caller << " of " << in_callback << " callback samples reach main.callbackCaller past asmcgocall;"
+      << " the first that does not (leaf first): " << first_not_reaching;
   EXPECT_EQ(wrong, 0) << "stacks with more callbacks than the workload nests, or a callback not returning to an asmcgocall";
   EXPECT_EQ(no_stub, 0) << "stacks where crosscall2 is not called by the C stub goCallback";
   EXPECT_GE(nested, 10) << "too few samples in nested callbacks";
   EXPECT_GE(nested_whole, nested * 998 / 1000)
-      << nested_whole << " of " << nested << " nested callback samples reach the outer callback and main.callbackCaller";
+      << nested_whole << " of " << nested << " nested callback samples reach the outer callback and main.callbackCaller;"
+      << " the first that does not (leaf first): " << first_nested_short;
 }
 
 INSTANTIATE_TEST_SUITE_P(Go, GoVersionsTest,
