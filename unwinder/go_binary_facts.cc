@@ -493,6 +493,11 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   // arm64 before 1.25 from the frame record at curg.sched.bp, later by frame pointers alone.
   f->systemstack_sched_recipe = f->arch == sym::Arch::kAmd64 && f->go_minor > 0 && f->go_minor < 21;
   f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
+  // amd64 mcall calls its callee on g0 with BP unchanged: its caller's frame pointer before Go
+  // 1.21 (mcall had no frame; it stored BP as gobuf.bp), its own frame pointer from 1.21 (the
+  // assembler gave it a frame; it stores *BP as gobuf.bp), 0 from 1.25 (it clears BP first).
+  if (f->arch == sym::Arch::kAmd64 && f->go_minor >= 19 && f->go_minor <= 20) f->mcall_link = SB_PI_MCALL_LINK_BP;
+  if (f->arch == sym::Arch::kAmd64 && f->go_minor >= 21 && f->go_minor <= 24) f->mcall_link = SB_PI_MCALL_LINK_FRAME;
   CollectRanges(bin, local_file.empty() ? path : local_file, f.get());
   CollectSpDeltas(*go, f.get());
   f->pcsp = unwind::BuildPcspTable(f->sp_deltas, f->text_end - f->text_start);
@@ -534,6 +539,7 @@ sb_proc_info MakeProcInfo(const GoBinaryFacts& facts, uint64_t bias, uint32_t de
   if (facts.has_tls) pi.flags |= SB_PI_HAS_TLS;
   if (facts.systemstack_sched_recipe) pi.flags |= SB_PI_SYSTEMSTACK_SCHED;
   if (facts.switch_sched_bp_recipe) pi.flags |= SB_PI_SWITCH_SCHED_BP;
+  pi.flags |= facts.mcall_link;
   pi.flags |= facts.labels_layout;
   pi.arch = facts.arch == sym::Arch::kArm64 ? SB_ARCH_ARM64 : SB_ARCH_AMD64;
   pi.text_start = facts.text_start + bias;

@@ -528,6 +528,23 @@ SB_INLINE int sb_after_morestack_call(struct sb_unwind_state *st, sb_u64 pc) {
   return target == pi->morestack || (pi->morestack_noctxt != 0 && target == pi->morestack_noctxt);
 }
 
+/* mcall's link (amd64 Go 1.19-1.24): mcall calls its callee on g0 with BP as it was on the
+ * goroutine, so the frame pointer the callee saved there (the walk's fp at mcall's frame, or BP
+ * itself when sampled in mcall) names the gobuf that very mcall saved: before Go 1.21 (mcall
+ * has no frame) it is mcall's caller's frame pointer, which mcall stored as gobuf.bp; from 1.21
+ * mcall's own frame record, right below its caller's SP (gobuf.sp - 16). A goroutine that has run
+ * since and parked again, through the same mcall site too (gopark's, which every channel, lock
+ * and sleep shares), has saved another gobuf unless it parked at the very same stack address.
+ * Go 1.25+ clears BP before the call, and arm64's mcall loads g0.sched.bp into R29: nothing to
+ * compare (SB_PI_MCALL_LINK_* unset). */
+SB_INLINE int sb_mcall_link_ok(struct sb_unwind_state *st, sb_u64 sched_sp, sb_u64 sched_bp) {
+  sb_u32 flags = st->pi->flags;
+  if (SB_ARM64(st)) return 1;
+  if (flags & SB_PI_MCALL_LINK_BP) return st->w->fp == sched_bp;
+  if (flags & SB_PI_MCALL_LINK_FRAME) return st->w->fp == sched_sp - 16;
+  return 1;
+}
+
 SB_INLINE int sb_save_is(struct sb_unwind_state *st, sb_u64 pc, int save) {
   const struct sb_proc_info *pi = st->pi;
   if (save == SB_SAVE_MCALL) return sb_is_mcall_site(pi, pc);
@@ -575,7 +592,7 @@ SB_INLINE long sb_gobuf_resume(struct sb_unwind_state *st, int crossing, sb_u64 
     return sb_cross_stopped(st, crossing, save == SB_SAVE_SYSTEMSTACK ? SB_STOP_READ_FAULT : SB_STOP_STALE_GOROUTINE);
   if (sp == 0 || pc == 0 || !sb_save_is(st, pc, save)) return sb_cross_stopped(st, crossing, moved);
   if (save == SB_SAVE_MCALL) {
-    if (!sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, moved);
+    if (!sb_sp_in_stack(st, gp, sp) || !sb_mcall_link_ok(st, sp, bp)) return sb_cross_stopped(st, crossing, moved);
     sb_switch_to(st, pc, sp, bp);
     sb_crossed(st, crossing);
     return 0;

@@ -892,7 +892,7 @@ class McallCalleeTest : public UnwindCoreTest {
   }
   // g0: alloc fn <- callee (park_m or exitsyscall0) <- mcall; the g0 slot names kG, parked in
   // main.f at `saved_pc` (one of the two sites) under goexit. from_slot: after dropg.
-  HostUnwindResult RunUnder(uint64_t callee, uint64_t saved_pc, bool from_slot = true) {
+  HostUnwindResult RunUnder(uint64_t callee, uint64_t saved_pc, bool from_slot = true, uint64_t link = 0) {
     SetCurrentG(kG0);
     mem_.Put64(kM + 192, from_slot ? 0 : kG);  // dropg, or still m.curg
     mem_.Put64(kG + 48, from_slot ? 0 : kM);   // parked, or still this m's
@@ -901,7 +901,7 @@ class McallCalleeTest : public UnwindCoreTest {
     mem_.Put64(g0_sched_sp - 8, kG);
     uint64_t g0_fp = kG0StackHi - 0x100, callee_fp = kG0StackHi - 0x80;
     Frame(g0_fp, callee_fp, callee + 0x20);
-    Frame(callee_fp, 0, kMcall + 0x20);
+    Frame(callee_fp, link, kMcall + 0x20);  // link: the BP the callee saved (mcall's link)
     uint64_t f_fp = kGStackHi - 0x200;
     SetSched(kG, kGStackHi - 0x300, saved_pc, f_fp);
     Frame(f_fp, 0, kGoexit + 1);
@@ -965,6 +965,60 @@ TEST_F(McallCalleeTest, SampledInMcallItselfHasNoCallee) {
   auto r = Run(kMcall + 0x18, g0_sp, 0);
   EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMcall + 0x18, kMcallRet2, kGoexit + 1}));
+}
+
+// mcall's link (amd64 Go 1.19-1.24, sb_mcall_link_ok): the frame pointer mcall's callee saved on
+// g0 names the gobuf that very mcall saved. RunUnder's goroutine has sched.sp kGStackHi - 0x300
+// and sched.bp kGStackHi - 0x200 (main.f's frame).
+constexpr uint64_t kSchedSp = kGStackHi - 0x300, kSchedBp = kGStackHi - 0x200;
+
+// Go 1.21-1.24: mcall's own frame record, right below its caller's SP. Through the slot and
+// m.curg the goroutine whose gobuf mcall saved is crossed; one that parked again since through
+// the same site (gopark's: every channel, lock and sleep) at another stack depth is not: left
+// (slot) or stale (m.curg), as for a goroutine parked again through another site.
+TEST_F(McallCalleeTest, LinkFrameNamesTheGobufThisMcallSaved) {
+  info_.flags |= SB_PI_MCALL_LINK_FRAME;
+  for (bool from_slot : {true, false}) {
+    SCOPED_TRACE(from_slot ? "g0 slot" : "m.curg");
+    auto r = RunUnder(kParkMFn, kMcallRet, from_slot, kSchedSp - 16);
+    EXPECT_EQ(r.sample.stop_reason, SB_STOP_ROOT);
+    EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kParkMFn + 0x20, kMcall + 0x20, kMcallRet, kGoexit + 1}));
+    EXPECT_EQ(r.sample.goid, 42u);
+    // This mcall's frame was 0x80 deeper: the goroutine has parked again since, same site.
+    r = RunUnder(kParkMFn, kMcallRet, from_slot, kSchedSp - 16 - 0x80);
+    EXPECT_EQ(r.sample.stop_reason, from_slot ? SB_STOP_GOROUTINE_LEFT : SB_STOP_STALE_GOROUTINE);
+    EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kAllocFn + 0x10, kParkMFn + 0x20, kMcall + 0x20}));
+    if (from_slot) {
+      EXPECT_EQ(r.sample.goid, 0u);  // not named after it (m.curg names the sample anyway)
+    }
+  }
+  // The other form's value does not pass.
+  EXPECT_EQ(RunUnder(kParkMFn, kMcallRet, true, kSchedBp).sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
+}
+
+// Go 1.19-1.20: mcall has no frame; the callee saved mcall's caller's frame pointer, which mcall
+// stored as gobuf.bp.
+TEST_F(McallCalleeTest, LinkBpNamesTheGobufThisMcallSaved) {
+  info_.flags |= SB_PI_MCALL_LINK_BP;
+  EXPECT_EQ(RunUnder(kParkMFn, kMcallRet, true, kSchedBp).sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(RunUnder(kParkMFn, kMcallRet, false, kSchedBp).sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(RunUnder(kParkMFn, kMcallRet, true, kSchedBp + 0x40).sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
+  EXPECT_EQ(RunUnder(kParkMFn, kMcallRet, false, kSchedBp + 0x40).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  EXPECT_EQ(RunUnder(kParkMFn, kMcallRet, true, kSchedSp - 16).sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
+}
+
+// Sampled in mcall itself on g0, BP is the link (the callee has not saved it yet); Go 1.25+
+// clears BP there (no flag): nothing is compared, as for every test above without a flag.
+TEST_F(McallCalleeTest, LinkSampledInMcallIsBp) {
+  info_.flags |= SB_PI_MCALL_LINK_FRAME;
+  SetCurrentG(kG0);
+  uint64_t g0_sp = kG0StackHi - 0x48;
+  SetSched(kG, kSchedSp, kMcallRet2, kSchedBp);
+  Frame(kSchedBp, 0, kGoexit + 1);
+  EXPECT_EQ(Run(kMcall + 0x18, g0_sp, kSchedSp - 16).sample.stop_reason, SB_STOP_ROOT);
+  EXPECT_EQ(Run(kMcall + 0x18, g0_sp, kSchedSp - 16 - 0x40).sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  info_.flags &= ~SB_PI_MCALL_LINK_FRAME;
+  EXPECT_EQ(Run(kMcall + 0x18, g0_sp, 0).sample.stop_reason, SB_STOP_ROOT);
 }
 
 // morestack's crossing accepts only morestack's save: m.curg parked by mcall is not it.

@@ -9,6 +9,7 @@
 // A release whose runtime code moved makes this fail.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -283,6 +284,43 @@ void CheckGogo(const Analyzed& a, bool arm64) {
   EXPECT_EQ(pi.gogo_lr_loaded, w.lr_loaded + 0x1000);
 }
 
+// mcall's link (unwind_core.h sb_mcall_link_ok), checked against mcall's own code: before Go
+// 1.21 no frame and BP stored as gobuf.bp (MOVQ BP, disp8(R14)); Go 1.21-1.24 a frame (PUSHQ BP;
+// MOVQ SP, BP) and *BP stored (MOVQ 0(BP), BX); Go 1.25+ BP cleared before the call (MOVQ $0, BP):
+// the version table of GoBinaryFacts::mcall_link must say what the code does.
+void CheckMcallLink(const Analyzed& a, bool arm64, int minor) {
+  const auto& f = *a.facts;
+  if (arm64) {
+    EXPECT_EQ(f.mcall_link, 0u);  // arm64's mcall loads R29 from g0.sched.bp: no link
+    return;
+  }
+  auto fn = a.bin->go()->FindFuncByName("runtime.mcall");
+  ASSERT_TRUE(fn);
+  auto code = a.bin->elf().ReadVaddr(fn->entry, fn->end - fn->entry);
+  ASSERT_TRUE(code.ok());
+  auto has = [&](std::vector<uint8_t> pat) {
+    return std::search(code->begin(), code->end(), pat.begin(), pat.end(), [](char c, uint8_t p) {
+             return static_cast<uint8_t>(c) == p;
+           }) != code->end();
+  };
+  bool framed = static_cast<uint8_t>((*code)[0]) == 0x55 && has({0x55, 0x48, 0x89, 0xe5});
+  // MOVQ $0, BP (1.25, 1.26) or MOVL $0, BP (1.27's assembler)
+  bool clears_bp = has({0x48, 0xc7, 0xc5, 0x00, 0x00, 0x00, 0x00}) || has({0xbd, 0x00, 0x00, 0x00, 0x00});
+  bool stores_bp = has({0x49, 0x89, 0x6e, static_cast<uint8_t>(f.offsets.g_sched + f.offsets.gobuf_bp)});
+  bool stores_deref = has({0x48, 0x8b, 0x5d, 0x00});
+  if (minor <= 20) {
+    EXPECT_EQ(f.mcall_link, uint32_t{SB_PI_MCALL_LINK_BP});
+    EXPECT_TRUE(!framed && stores_bp && !clears_bp) << framed << stores_bp << clears_bp;
+  } else if (minor <= 24) {
+    EXPECT_EQ(f.mcall_link, uint32_t{SB_PI_MCALL_LINK_FRAME});
+    EXPECT_TRUE(framed && stores_deref && !clears_bp) << framed << stores_deref << clears_bp;
+  } else {
+    EXPECT_EQ(f.mcall_link, 0u);
+    EXPECT_TRUE(clears_bp);
+  }
+  EXPECT_EQ(MakeProcInfo(f, 0x1000, 0).flags & (SB_PI_MCALL_LINK_BP | SB_PI_MCALL_LINK_FRAME), f.mcall_link);
+}
+
 void CheckToolchain(const std::string& go, int minor) {
   for (const char* arch : {"amd64", "arm64"}) {
     const bool arm64 = std::string(arch) == "arm64";
@@ -304,6 +342,7 @@ void CheckToolchain(const std::string& go, int minor) {
       CheckSwitchPaths(a, arm64, minor);
       CheckSystemstack(a, arm64);
       CheckAsmcgocall(a, arm64);
+      CheckMcallLink(a, arm64, minor);
     }
   }
 }
