@@ -88,9 +88,10 @@ SB_INLINE sb_u32 sb_fp_walk_baseline(void *env, sb_u64 fp, sb_u32 max_frames) {
  * asks for, in its cheapest form: on a thread that is not on curg (g0, gsignal), g's stack
  * bounds (one 16-byte read) and curg's header (one read: its goid and gobuf), then the walk of
  * g's stack only and of curg's from gobuf.bp, counting gobuf.pc as a frame, reading records as
- * the unwinder does (the stack window). No check of any kind, no pcsp, no g0 slot after dropg (curg 0: nothing to cross), no
- * signal frame: less than any unwinder that shows the goroutine which asked for the work can
- * do, so its time against the plain walk bounds from below what such an unwinder can reach.
+ * the unwinder does (the stack window). No check of any kind, no pcsp, no g0 slot after dropg
+ * (curg 0: nothing to cross), no signal frame: less than any unwinder that shows the goroutine
+ * which asked for the work can do, so its time against the plain walk bounds from below what
+ * such an unwinder can reach.
  * Returns the frames as sb_fp_walk_baseline does (both stacks' together, at most max_frames -
  * 1); *goid: the goroutine found (0: none). */
 SB_SUBPROG sb_u32 sb_fp_walk_floor(sb_u64 env_addr, const struct sb_proc_info *pi, const struct sb_regs *r,
