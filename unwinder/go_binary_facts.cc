@@ -493,10 +493,11 @@ Result<std::shared_ptr<const GoBinaryFacts>> AnalyzeGoBinary(const sym::Binary& 
   // arm64 before 1.25 from the frame record at curg.sched.bp, later by frame pointers alone.
   f->systemstack_sched_recipe = f->arch == sym::Arch::kAmd64 && f->go_minor > 0 && f->go_minor < 21;
   f->switch_sched_bp_recipe = f->arch == sym::Arch::kArm64 && f->go_minor > 0 && f->go_minor < 25;
-  // amd64 mcall calls its callee on g0 with BP unchanged: its caller's frame pointer before Go
-  // 1.21 (mcall had no frame; it stored BP as gobuf.bp), its own frame pointer from 1.21 (the
-  // assembler gave it a frame; it stores *BP as gobuf.bp), 0 from 1.25 (it clears BP first).
-  if (f->arch == sym::Arch::kAmd64 && f->go_minor >= 19 && f->go_minor <= 20) f->mcall_link = SB_PI_MCALL_LINK_BP;
+  // amd64 mcall calls its callee on g0 with BP unchanged: in Go 1.19 its caller's frame pointer
+  // (mcall has no frame; it stores BP as gobuf.bp), in 1.21-1.24 its own frame pointer (it has a
+  // frame and stores *BP as gobuf.bp), 0 from 1.25 (it clears BP first). Only the releases whose
+  // mcall SwitchWindows decodes get a flag: Go 1.20 (never built here) is not checked.
+  if (f->arch == sym::Arch::kAmd64 && f->go_minor == 19) f->mcall_link = SB_PI_MCALL_LINK_BP;
   if (f->arch == sym::Arch::kAmd64 && f->go_minor >= 21 && f->go_minor <= 24) f->mcall_link = SB_PI_MCALL_LINK_FRAME;
   CollectRanges(bin, local_file.empty() ? path : local_file, f.get());
   CollectSpDeltas(*go, f.get());

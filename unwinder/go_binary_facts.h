@@ -62,8 +62,8 @@ struct GoBinaryFacts {
   std::string labels_source;  // "g.labels +352 (dwarf), sorted slice (go1.24+)" or why none
   bool systemstack_sched_recipe = false;  // amd64 before Go 1.21
   bool switch_sched_bp_recipe = false;    // arm64 before Go 1.25
-  // amd64 Go 1.19-1.24: SB_PI_MCALL_LINK_BP or _FRAME, how mcall's callee's saved frame pointer
-  // on g0 names the gobuf mcall saved (0: nothing to compare: arm64, Go 1.25+, unknown).
+  // amd64 Go 1.19 and 1.21-1.24: SB_PI_MCALL_LINK_BP or _FRAME, how mcall's callee's saved frame
+  // pointer on g0 names the gobuf mcall saved (0: nothing to compare: arm64, Go 1.25+, unknown).
   uint32_t mcall_link = 0;
   std::vector<FuncRange> ranges;          // roots and switch functions
   // The save points a resumed goroutine's sched.pc must be (link-time; 0 / empty: not found,

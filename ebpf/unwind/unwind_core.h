@@ -528,11 +528,11 @@ SB_INLINE int sb_after_morestack_call(struct sb_unwind_state *st, sb_u64 pc) {
   return target == pi->morestack || (pi->morestack_noctxt != 0 && target == pi->morestack_noctxt);
 }
 
-/* mcall's link (amd64 Go 1.19-1.24): mcall calls its callee on g0 with BP as it was on the
+/* mcall's link (amd64 Go 1.19, 1.21-1.24): mcall calls its callee on g0 with BP as it was on the
  * goroutine, so the frame pointer the callee saved there (the walk's fp at mcall's frame, or BP
- * itself when sampled in mcall) names the gobuf that very mcall saved: before Go 1.21 (mcall
- * has no frame) it is mcall's caller's frame pointer, which mcall stored as gobuf.bp; from 1.21
- * mcall's own frame record, right below its caller's SP (gobuf.sp - 16). A goroutine that has run
+ * itself when sampled in mcall) names the gobuf that very mcall saved: in Go 1.19 (mcall has no
+ * frame) it is mcall's caller's frame pointer, which mcall stored as gobuf.bp; from 1.21 mcall's
+ * own frame record, right below its caller's SP (gobuf.sp - 16). A goroutine that has run
  * since and parked again, through the same mcall site too (gopark's, which every channel, lock
  * and sleep shares), has saved another gobuf unless it parked at the very same stack address.
  * Go 1.25+ clears BP before the call, and arm64's mcall loads g0.sched.bp into R29: nothing to

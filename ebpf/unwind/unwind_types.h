@@ -166,7 +166,7 @@ struct sb_range {
 #define SB_PI_EXEC_PENDING 0x100
 /* amd64: the frame pointer mcall's callee saves on g0 (BP at mcall's CALL) names the gobuf that
  * very mcall saved (unwind_core.h sb_mcall_link_ok). Go 1.25+ clears BP there: neither flag. */
-#define SB_PI_MCALL_LINK_BP 0x200    /* Go 1.19-1.20: mcall has no frame; that BP is gobuf.bp */
+#define SB_PI_MCALL_LINK_BP 0x200    /* Go 1.19: mcall has no frame; that BP is gobuf.bp */
 #define SB_PI_MCALL_LINK_FRAME 0x400 /* Go 1.21-1.24: mcall's own frame record, at gobuf.sp - 16 */
 
 /* The function an mcall call site passes to mcall: [lo, hi) as offsets from text_start. */

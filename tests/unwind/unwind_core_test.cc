@@ -996,7 +996,7 @@ TEST_F(McallCalleeTest, LinkFrameNamesTheGobufThisMcallSaved) {
   EXPECT_EQ(RunUnder(kParkMFn, kMcallRet, true, kSchedBp).sample.stop_reason, SB_STOP_GOROUTINE_LEFT);
 }
 
-// Go 1.19-1.20: mcall has no frame; the callee saved mcall's caller's frame pointer, which mcall
+// Go 1.19: mcall has no frame; the callee saved mcall's caller's frame pointer, which mcall
 // stored as gobuf.bp.
 TEST_F(McallCalleeTest, LinkBpNamesTheGobufThisMcallSaved) {
   info_.flags |= SB_PI_MCALL_LINK_BP;

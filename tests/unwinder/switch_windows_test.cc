@@ -284,8 +284,8 @@ void CheckGogo(const Analyzed& a, bool arm64) {
   EXPECT_EQ(pi.gogo_lr_loaded, w.lr_loaded + 0x1000);
 }
 
-// mcall's link (unwind_core.h sb_mcall_link_ok), checked against mcall's own code: before Go
-// 1.21 no frame and BP stored as gobuf.bp (MOVQ BP, disp8(R14)); Go 1.21-1.24 a frame (PUSHQ BP;
+// mcall's link (unwind_core.h sb_mcall_link_ok), checked against mcall's own code: Go 1.19 no
+// frame and BP stored as gobuf.bp (MOVQ BP, disp8(R14)); Go 1.21-1.24 a frame (PUSHQ BP;
 // MOVQ SP, BP) and *BP stored (MOVQ 0(BP), BX); Go 1.25+ BP cleared before the call (MOVQ $0, BP):
 // the version table of GoBinaryFacts::mcall_link must say what the code does.
 void CheckMcallLink(const Analyzed& a, bool arm64, int minor) {
@@ -308,7 +308,7 @@ void CheckMcallLink(const Analyzed& a, bool arm64, int minor) {
   bool clears_bp = has({0x48, 0xc7, 0xc5, 0x00, 0x00, 0x00, 0x00}) || has({0xbd, 0x00, 0x00, 0x00, 0x00});
   bool stores_bp = has({0x49, 0x89, 0x6e, static_cast<uint8_t>(f.offsets.g_sched + f.offsets.gobuf_bp)});
   bool stores_deref = has({0x48, 0x8b, 0x5d, 0x00});
-  if (minor <= 20) {
+  if (minor == 19) {
     EXPECT_EQ(f.mcall_link, uint32_t{SB_PI_MCALL_LINK_BP});
     EXPECT_TRUE(!framed && stores_bp && !clears_bp) << framed << stores_bp << clears_bp;
   } else if (minor <= 24) {

@@ -46,7 +46,7 @@ mutations=(
   "newstack morebuf (CFA)|  if (cfa != st->w->sp) return sb_cross_stopped(st, SB_CROSS_MORESTACK, SB_STOP_STALE_GOROUTINE);|"
   "saved-pc rule: mcall's callee|  if (!sb_mcall_callee_ok(st, gp)) return sb_cross_stopped(st, SB_CROSS_MCALL, moved);|"
   "mcall's link (not checked)|    if (!sb_sp_in_stack(st, gp, sp) @@ !sb_mcall_link_ok(st, sp, bp)) return sb_cross_stopped(st, crossing, moved);|    if (!sb_sp_in_stack(st, gp, sp)) return sb_cross_stopped(st, crossing, moved);"
-  "mcall's link (Go 1.19-1.20: gobuf.bp)|  if (flags & SB_PI_MCALL_LINK_BP) return st->w->fp == sched_bp;|  if (flags & SB_PI_MCALL_LINK_BP) return st->w->fp == sched_bp + 16;"
+  "mcall's link (Go 1.19: gobuf.bp)|  if (flags & SB_PI_MCALL_LINK_BP) return st->w->fp == sched_bp;|  if (flags & SB_PI_MCALL_LINK_BP) return st->w->fp == sched_bp + 16;"
   "mcall's link (Go 1.21-1.24: gobuf.sp - 16)|  if (flags & SB_PI_MCALL_LINK_FRAME) return st->w->fp == sched_sp - 16;|  if (flags & SB_PI_MCALL_LINK_FRAME) return st->w->fp == sched_sp - 8;"
   "goroutine_left (mcall's g0 slot)|  int moved = from_slot ? SB_STOP_GOROUTINE_LEFT : SB_STOP_STALE_GOROUTINE;|  int moved = SB_STOP_STALE_GOROUTINE;"
   "goroutine_left (newstack's morebuf)|  long r = sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, mb_pc, mb_sp, SB_STOP_GOROUTINE_LEFT);|  long r = sb_gobuf_resume(st, SB_CROSS_MORESTACK, gp, SB_SAVE_MORESTACK, mb_pc, mb_sp, SB_STOP_STALE_GOROUTINE);"
