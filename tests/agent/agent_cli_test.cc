@@ -410,6 +410,10 @@ TEST_F(AgentCliTest, SigkillLeavesWholeFilesRestartGoesOnRetentionDeletesOldest)
 TEST_F(AgentCliTest, FullDiskSkipsTheWindowAndGoesOn) {
   fs::path mnt = dir_ / "small";
   fs::create_directories(mnt);
+  // A run killed before its Unmount ran (the machine shut down mid-test) left its tmpfs mounted
+  // here: unmount it first (it fails harmlessly when nothing is), or this run's would be stacked
+  // on it and the stale one outlive every later run.
+  RunCommand({"/bin/umount", mnt.string()}, dir_, "umount-stale", seconds(30));
   RunResult m = RunCommand({"/bin/mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt.string()}, dir_, "mount",
                            seconds(30));
   if (!m.exited_ok()) GTEST_SKIP() << "cannot mount a tmpfs: " << Describe(m);
