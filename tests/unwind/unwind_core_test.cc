@@ -967,7 +967,7 @@ TEST_F(McallCalleeTest, SampledInMcallItselfHasNoCallee) {
   EXPECT_EQ(Frames(r), (std::vector<uint64_t>{kMcall + 0x18, kMcallRet2, kGoexit + 1}));
 }
 
-// mcall's link (amd64 Go 1.19-1.24, sb_mcall_link_ok): the frame pointer mcall's callee saved on
+// mcall's link (amd64 Go 1.19 and 1.21-1.24, sb_mcall_link_ok): the frame pointer mcall's callee saved on
 // g0 names the gobuf that very mcall saved. RunUnder's goroutine has sched.sp kGStackHi - 0x300
 // and sched.bp kGStackHi - 0x200 (main.f's frame).
 constexpr uint64_t kSchedSp = kGStackHi - 0x300, kSchedBp = kGStackHi - 0x200;
