@@ -365,7 +365,7 @@ static __always_inline const struct sb_proc_info *proc_facts_at(__u32 tgid, __u6
   struct sb_proc_info *n = bpf_map_lookup_elem(&proc_scratch, &zero);
   if (!n) return 0;
   if (bpf_probe_read_kernel(n, sizeof(*n), t) != 0) return 0;
-  sb_xp_proc_info_add_bias(n, bias);
+  sb_proc_info_add_bias(n, bias);
   /* Two CPUs may make the same entry at once: the same bytes, either store wins. */
   bpf_map_update_elem(&proc_info, &tgid, n, pi ? BPF_ANY : BPF_NOEXIST);
   pi = bpf_map_lookup_elem(&proc_info, &tgid);

@@ -16,6 +16,7 @@
 #include "unwind/goroutine_labels.h"
 #include "unwind/sample_init.bpf.h"
 #include "unwind/fp_walk_baseline.h"
+#include "unwind/proc_info_bias.h"
 #include "sampler.h"
 #include "sample_pack.bpf.h"
 
@@ -46,7 +47,7 @@ struct {
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 64 << 10);
+  __uint(max_entries, 256 << 10); /* ~800 events: a build host's execs while userspace analyses */
 } new_processes SEC(".maps");
 
 /* Unknown tgids already reported, with the start time of the process reported, so each
@@ -66,6 +67,60 @@ struct {
   __type(key, __u32);
   __type(value, struct sb_cpu_sample);
 } scratch SEC(".maps");
+
+/* Executables whose facts userspace has made (--all): a new process of one gets its proc_info
+ * at exec, from here, so its first sample is unwound (a process that lives 30 ms is over
+ * before userspace could read its maps). Userspace bounds it (SB_MAX_TEMPLATES, least recently
+ * used out). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, SB_MAX_TEMPLATES);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, struct sb_exe_key);
+  __type(value, struct sb_exe_template);
+} exe_templates SEC(".maps");
+
+/* Executables userspace found are not Go programs: their processes are not reported. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, SB_MAX_NOT_GO);
+  __type(key, struct sb_exe_key);
+  __type(value, __u8);
+} exe_not_go SEC(".maps");
+
+/* Processes whose executable userspace is analysing (an SB_PROCESS_EXEC_NEW sent), by tgid:
+ * their samples are counted by executable in not_analyzed until userspace tracks them. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u32);
+  __type(value, struct sb_exe_key);
+} exec_pending SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 1024);
+  __type(key, struct sb_exe_key);
+  __type(value, __u64);
+} not_analyzed SEC(".maps");
+
+/* The executable each tracked process's facts describe (userspace's TrackProcess, or a
+ * template at exec): an exec of that same file seen after the facts were handed over (the
+ * process was read in the middle of its execve) keeps them. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, SB_MAX_PROCESSES);
+  __type(key, __u32);
+  __type(value, struct sb_exe_key);
+} proc_exe SEC(".maps");
+
+/* Where on_exec relocates a template before storing it whole (11 KB: far over BPF's stack). */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sb_proc_info);
+} proc_scratch SEC(".maps");
 
 /* The record as sent (sample_record.h sb_sample_record), packed here from the scratch sample
  * (sample_pack.bpf.h). */
@@ -133,6 +188,11 @@ static __always_inline int send_process_event(struct sb_counters *cnt, __u32 tgi
   }
   ev->pid = tgid;
   ev->kind = kind;
+  ev->template_id = 0;
+  ev->path_len = 0;
+  ev->bias = 0;
+  ev->vdso_start = 0;
+  ev->start_boottime = 0;
   bpf_ringbuf_submit(ev, 0);
   return 0;
 }
@@ -194,14 +254,29 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   struct task_struct *task = bpf_get_current_task_btf();
   const struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
   if (!pi) {
-    if (track_all && task->mm) report_unknown(cnt, tgid, task);
+    if (track_all && task->mm) {
+      const struct sb_exe_key *exe = bpf_map_lookup_elem(&exec_pending, &tgid);
+      if (exe) {
+        cnt->not_analyzed++;
+        __u64 one = 1, *n = bpf_map_lookup_elem(&not_analyzed, exe);
+        if (n)
+          __sync_fetch_and_add(n, 1);
+        else
+          bpf_map_update_elem(&not_analyzed, exe, &one, BPF_NOEXIST);
+      } else {
+        report_unknown(cnt, tgid, task);
+      }
+    }
     cnt->unknown_pid++;
     return 0;
   }
   /* It ran execve and on_exec could not queue the event: the facts are the old image's, so
    * the sample is not unwound; the event is sent now, and once queued the facts go. */
   if (pi->flags & SB_PI_EXEC_PENDING) {
-    if (send_process_event(cnt, tgid, SB_PROCESS_EXEC) == 0) bpf_map_delete_elem(&proc_info, &tgid);
+    if (send_process_event(cnt, tgid, SB_PROCESS_EXEC) == 0) {
+      bpf_map_delete_elem(&proc_info, &tgid);
+      bpf_map_delete_elem(&proc_exe, &tgid);
+    }
     cnt->unknown_pid++;
     return 0;
   }
@@ -288,23 +363,142 @@ int sample_cpu(struct bpf_perf_event_data *ctx) {
   return 0;
 }
 
+/* The executable a process image runs, as userspace names it from stat (sb_exe_key). The
+ * inode's ctime moved in 6.6 (__i_ctime) and again in 6.11 (i_ctime_sec). */
+struct inode___ctime_timespec {
+  struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+struct inode___ctime_old {
+  struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+
+static __always_inline int exe_key_of(struct linux_binprm *bprm, struct sb_exe_key *k) {
+  struct inode *ino = BPF_CORE_READ(bprm, file, f_inode);
+  if (!ino) return -1;
+  k->dev = BPF_CORE_READ(ino, i_sb, s_dev);
+  k->ino = BPF_CORE_READ(ino, i_ino);
+  k->size = BPF_CORE_READ(ino, i_size);
+  if (bpf_core_field_exists(ino->i_ctime_sec)) {
+    k->ctime_sec = BPF_CORE_READ(ino, i_ctime_sec);
+  } else if (bpf_core_field_exists(((struct inode___ctime_timespec *)ino)->__i_ctime)) {
+    struct inode___ctime_timespec *t = (void *)ino;
+    k->ctime_sec = BPF_CORE_READ(t, __i_ctime.tv_sec);
+  } else {
+    struct inode___ctime_old *t = (void *)ino;
+    k->ctime_sec = BPF_CORE_READ(t, i_ctime.tv_sec);
+  }
+  return 0;
+}
+
+/* A new process image of an executable with a template: its proc_info, relocated to where
+ * this exec loaded it (start_code is the lowest executable segment's address plus the load
+ * bias: fs/binfmt_elf.c), with this process's [vdso], stored whole (a reader never sees a
+ * half-made entry). Userspace is told, and adopts it; if the event cannot be queued the entry
+ * goes again and the process is reported at its first sample, as one without a template. */
+static __always_inline void from_template(struct sb_counters *cnt, __u32 tgid, struct task_struct *p,
+                                          const struct sb_exe_template *t, const struct sb_exe_key *key) {
+  __u32 zero = 0;
+  struct sb_proc_info *n = bpf_map_lookup_elem(&proc_scratch, &zero);
+  if (!n) return;
+  if (bpf_probe_read_kernel(n, sizeof(*n), &t->pi) != 0) return;
+  struct mm_struct *mm = BPF_CORE_READ(p, mm);
+  if (!mm) return;
+  __u64 bias = BPF_CORE_READ(mm, start_code) - t->exec_vaddr;
+  sb_proc_info_add_bias(n, bias);
+  __u64 vdso = (__u64)BPF_CORE_READ(mm, context.vdso);
+  n->vdso_start = t->vdso_size ? vdso : 0;
+  n->vdso_end = t->vdso_size ? vdso + t->vdso_size : 0;
+  if (bpf_map_update_elem(&proc_info, &tgid, n, BPF_NOEXIST) != 0) return;
+  bpf_map_update_elem(&proc_exe, &tgid, key, BPF_ANY);
+  struct sb_new_process *ev = bpf_ringbuf_reserve(&new_processes, sizeof(*ev), 0);
+  if (!ev) {
+    bpf_map_delete_elem(&proc_info, &tgid);
+    if (cnt) cnt->process_events_lost++;
+    return;
+  }
+  ev->pid = tgid;
+  ev->kind = SB_PROCESS_FROM_TEMPLATE;
+  ev->template_id = t->id;
+  ev->path_len = 0;
+  ev->bias = bias;
+  ev->vdso_start = n->vdso_start;
+  ev->start_boottime = BPF_CORE_READ(p, group_leader, start_boottime);
+  ev->exe = *key;
+  bpf_ringbuf_submit(ev, 0);
+  if (cnt) cnt->from_template++;
+}
+
+/* --all: an executable not seen before started. Userspace is told now (not at the process's
+ * first sample), and the process's samples until it is tracked are counted by executable. */
+static __always_inline void exec_new(struct sb_counters *cnt, __u32 tgid, struct task_struct *p,
+                                     struct linux_binprm *bprm, const struct sb_exe_key *key) {
+  struct sb_new_process *ev = bpf_ringbuf_reserve(&new_processes, sizeof(*ev), 0);
+  if (!ev) {
+    if (cnt) cnt->process_events_lost++;
+    return; /* reported at its first sample instead */
+  }
+  ev->pid = tgid;
+  ev->kind = SB_PROCESS_EXEC_NEW;
+  ev->template_id = 0;
+  ev->bias = 0;
+  ev->vdso_start = 0;
+  ev->start_boottime = BPF_CORE_READ(p, group_leader, start_boottime);
+  ev->exe = *key;
+  long n = bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), BPF_CORE_READ(bprm, filename));
+  ev->path_len = n > 0 ? (__u32)n : 0;
+  bpf_ringbuf_submit(ev, 0);
+  bpf_map_update_elem(&exec_pending, &tgid, key, BPF_ANY);
+  /* Reported: no SB_PROCESS_SAMPLED for this image as well. */
+  __u64 start = BPF_CORE_READ(p, group_leader, start_time);
+  bpf_map_update_elem(&reported, &tgid, &start, BPF_ANY);
+}
+
 /* execve replaces the process image under the same pid (and start time). A tracked process's
  * facts (binary, load bias, pcsp tables) describe the old image: they are dropped here, before
- * the new image's first sample, and userspace is told to end that process. An untracked pid is
- * reported again at its next sample: the fork of a shell, ignored as not Go, becomes the Go
- * program it executes. Lives beside sample_cpu because it keeps sample_cpu's maps. */
+ * the new image's first sample, and userspace is told to end that process. An untracked pid
+ * whose new executable has a template is followed from here on; with --all, one whose
+ * executable is unknown is reported now, one known not to be Go is not reported at all; other
+ * untracked pids are reported again at their next sample (the fork of a shell, ignored as not
+ * Go, becomes the Go program it executes). Lives beside sample_cpu because it keeps
+ * sample_cpu's maps. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm) {
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (tgid == 0 || tgid == self_tgid) return 0;
   bpf_map_delete_elem(&reported, &tgid);
-  struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
-  if (!pi) return 0;
-  /* Marked first, so that no sample from here on is unwound with the old image's facts; they
-   * go once the event is queued (here, or at a later sample: sample_cpu). */
-  pi->flags |= SB_PI_EXEC_PENDING;
+  bpf_map_delete_elem(&exec_pending, &tgid);
   __u32 zero = 0;
   struct sb_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-  if (send_process_event(cnt, tgid, SB_PROCESS_EXEC) == 0) bpf_map_delete_elem(&proc_info, &tgid);
+  struct sb_exe_key key = {};
+  int have_key = exe_key_of(bprm, &key) == 0;
+  struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
+  if (pi) {
+    /* Userspace read this process while its execve was under way (/proc/PID/exe is the new
+     * file from early in execve on) and handed over the new image's facts already. */
+    const struct sb_exe_key *had = bpf_map_lookup_elem(&proc_exe, &tgid);
+    if (have_key && had && had->dev == key.dev && had->ino == key.ino && had->size == key.size &&
+        had->ctime_sec == key.ctime_sec)
+      return 0;
+    /* Marked first, so that no sample from here on is unwound with the old image's facts; they
+     * go once the event is queued (here, or at a later sample: sample_cpu). */
+    pi->flags |= SB_PI_EXEC_PENDING;
+    if (send_process_event(cnt, tgid, SB_PROCESS_EXEC) == 0) {
+      bpf_map_delete_elem(&proc_info, &tgid);
+      bpf_map_delete_elem(&proc_exe, &tgid);
+    }
+    return 0;
+  }
+  if (!track_all || !have_key) return 0;
+  const struct sb_exe_template *t = bpf_map_lookup_elem(&exe_templates, &key);
+  if (t) {
+    from_template(cnt, tgid, p, t, &key);
+    return 0;
+  }
+  if (bpf_map_lookup_elem(&exe_not_go, &key)) {
+    __u64 start = BPF_CORE_READ(p, group_leader, start_time);
+    bpf_map_update_elem(&reported, &tgid, &start, BPF_ANY);
+    return 0;
+  }
+  exec_new(cnt, tgid, p, bprm, &key);
   return 0;
 }

@@ -2,12 +2,14 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <filesystem>
 #include <sstream>
 #include <system_error>
@@ -49,12 +51,44 @@ bool Alive(uint32_t pid, uint64_t start_time = 0) {
   return start_time == 0 || (f.size() >= 20 && strtoull(f[19].c_str(), nullptr, 10) == start_time);
 }
 
+// MAPS has an executable mapping of the file EXE (the program's text is mapped).
+bool MapsExecutable(const std::vector<unwinder::MemoryMapping>& maps, const std::string& exe) {
+  for (const auto& m : maps)
+    if (m.executable() && m.path == exe) return true;
+  return false;
+}
+
 }  // namespace
 
 uint64_t ProcessStartTime(uint32_t pid) {
   std::vector<std::string> f = StatFields(pid);  // starttime is field 22
   return f.size() >= 20 ? strtoull(f[19].c_str(), nullptr, 10) : 0;
 }
+
+sb_exe_key ExeKeyOf(const struct stat& st) {
+  sb_exe_key k{};
+  // The kernel's own dev_t (MKDEV: major << 20 | minor), which stat encodes otherwise.
+  k.dev = (static_cast<uint64_t>(major(st.st_dev)) << 20) | minor(st.st_dev);
+  k.ino = st.st_ino;
+  k.size = static_cast<uint64_t>(st.st_size);
+  k.ctime_sec = st.st_ctim.tv_sec;
+  return k;
+}
+
+namespace {
+
+std::string KeyString(const sb_exe_key& k) {
+  return std::to_string(k.dev) + ":" + std::to_string(k.ino) + ":" + std::to_string(k.size) + ":" +
+         std::to_string(k.ctime_sec);
+}
+
+// /proc/PID/stat's starttime (clock ticks) from the kernel's start_boottime (ns).
+uint64_t BoottimeToTicks(uint64_t ns) {
+  long hz = sysconf(_SC_CLK_TCK);
+  return hz > 0 ? ns / (1000000000ULL / static_cast<uint64_t>(hz)) : 0;
+}
+
+}  // namespace
 
 Result<std::shared_ptr<sym::Binary>> ProcessTracker::LoadFile(const TrackedProcess& p,
                                                              const unwinder::MemoryMapping& m) {
@@ -119,9 +153,6 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
   p.start_time = ProcessStartTime(pid);
   p.exe = exe;
   p.comm = ReadComm(pid);
-  auto maps = unwinder::ReadProcessMaps(static_cast<int>(pid));
-  if (!maps.ok()) return Alive(pid) ? maps.take_error() : gone();
-  p.maps = std::move(*maps);
 
   // /proc/PID/exe opens the very file the process runs, even if it was replaced on disk.
   auto bin = cache_->Get(proc + "/exe");
@@ -143,6 +174,10 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
   }
   if (p.binary->go() == nullptr) {
     if (require_go) {
+      if (templates_on_ && sampler_ != nullptr) {  // final: none of its processes is looked at again
+        sampler_->MarkNotGo(ExeKeyOf(at_start));
+        sampler_->ClearPending(pid);
+      }
       // Not kept: `record --all` checks every executable on the host once, and keeping them
       // all mapped made its RSS grow with the number of distinct binaries running.
       cache_->Forget(p.binary.get());
@@ -153,8 +188,28 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
   }
   std::string key = p.binary->build_id() + "|" + exe;
   auto facts = FactsFor(key, *p.binary, exe, proc + "/exe");
-  if (!facts.ok()) return facts.take_error();
+  if (!facts.ok()) {
+    // Not remembered: the next process of this executable is analysed again.
+    if (sampler_ != nullptr) sampler_->ClearPending(pid);
+    return facts.take_error();
+  }
   p.facts = *facts;
+  exe_paths_[KeyString(ExeKeyOf(at_start))] = exe;
+  // Before the maps: a process that is gone already (it lived a few milliseconds) still leaves
+  // its executable's template, so the next one is followed from its exec.
+  if (templates_on_ && sampler_ != nullptr) AddTemplate(ExeKeyOf(at_start), p, key);
+
+  // Read in the middle of its execve (a process reported at exec, or sampled just before it),
+  // /proc/PID/exe is the new file already while the new image's segments are not mapped yet:
+  // its maps are read again until they show the executable (microseconds, rarely more).
+  auto maps = unwinder::ReadProcessMaps(static_cast<int>(pid));
+  for (int i = 0; i < 50 && maps.ok() && !MapsExecutable(*maps, exe); i++) {
+    usleep(1000);
+    maps = unwinder::ReadProcessMaps(static_cast<int>(pid));
+  }
+  if (!maps.ok()) return Alive(pid) ? maps.take_error() : gone();
+  if (!MapsExecutable(*maps, exe)) return Alive(pid) ? MakeError(name + " (" + exe + ") has no executable mapping of its program") : gone();
+  p.maps = std::move(*maps);
 
   // The load bias: the executable mapping of the main binary.
   struct stat st {};
@@ -175,7 +230,14 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
         info.vdso_start = m.start;
         info.vdso_end = m.end;
       }
-    if (auto s = sampler_->TrackProcess(pid, info, key, p.facts->pcsp.cells); !s.ok()) return MakeError(s.error());
+    sb_exe_key exe_key = ExeKeyOf(at_start);
+    auto tracked = sampler_->TrackProcess(pid, info, key, p.facts->pcsp.cells, &exe_key);
+    // The templates hold tables too: when the array is full, the least recently used give way.
+    while (!tracked.ok() && !templates_.empty()) {
+      DropOldestTemplate();
+      tracked = sampler_->TrackProcess(pid, info, key, p.facts->pcsp.cells, &exe_key);
+    }
+    if (!tracked.ok()) return MakeError(tracked.error());
     // An exec after this point is seen by the sampler (its exec hook drops what was just
     // handed over); one while the process was read here is seen by its executable, now
     // another file: the facts may describe the old program and the maps the new one.
@@ -184,6 +246,149 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
       sampler_->UntrackProcess(pid);
       if (!Alive(pid)) return gone();
       return MakeError(name + " ran exec while switchback was attaching to it");
+    }
+  }
+  procs_[pid] = std::move(p);
+  return &procs_[pid];
+}
+
+void ProcessTracker::AddTemplate(const sb_exe_key& key, const TrackedProcess& p, const std::string& binary_key) {
+  for (auto& [id, t] : templates_)
+    if (std::memcmp(&t.key, &key, sizeof key) == 0) {
+      t.last_used = ++use_clock_;
+      return;
+    }
+  auto exec_vaddr = unwinder::LowestExecutableVaddr(p.binary->elf());
+  if (!exec_vaddr) return;
+  while (templates_.size() >= SB_MAX_TEMPLATES) DropOldestTemplate();
+  sb_proc_info at0 = unwinder::MakeProcInfo(*p.facts, 0, 0);
+  auto id = sampler_->AddTemplate(key, at0, *exec_vaddr, binary_key, p.facts->pcsp.cells);
+  while (!id.ok() && !templates_.empty()) {  // the pcsp array is full: older templates give way
+    DropOldestTemplate();
+    id = sampler_->AddTemplate(key, at0, *exec_vaddr, binary_key, p.facts->pcsp.cells);
+  }
+  if (!id.ok()) return;  // its processes are followed from their first sample, as without one
+  ExeTemplate t;
+  t.key = key;
+  t.exe = p.exe;
+  t.binary_key = binary_key;
+  t.binary = p.binary;
+  t.build_id = p.binary->build_id();
+  t.facts = p.facts;
+  t.last_used = ++use_clock_;
+  templates_[*id] = std::move(t);
+}
+
+void ProcessTracker::DropOldestTemplate() {
+  auto oldest = templates_.begin();
+  for (auto it = templates_.begin(); it != templates_.end(); ++it)
+    if (it->second.last_used < oldest->second.last_used) oldest = it;
+  if (oldest == templates_.end()) return;
+  sampler_->RemoveTemplate(oldest->first);
+  templates_.erase(oldest);
+}
+
+Status ProcessTracker::AnalyzeExecutable(const std::string& path, const sb_exe_key& key) {
+  if (!templates_on_ || sampler_ == nullptr) return Status::Ok();
+  for (const auto& [id, t] : templates_)
+    if (std::memcmp(&t.key, &key, sizeof key) == 0) return Status::Ok();
+  struct stat st {};
+  if (path.empty() || path[0] != '/' || stat(path.c_str(), &st) != 0)
+    return MakeError(path + ": cannot be found again (a relative name, or gone)");
+  sb_exe_key now = ExeKeyOf(st);
+  if (std::memcmp(&now, &key, sizeof key) != 0) return MakeError(path + " is not the file that ran (replaced since)");
+  auto bin = cache_->Get(path);
+  if (!bin.ok()) return MakeError(path + ": " + bin.error());
+  if ((*bin)->go() == nullptr) {
+    sampler_->MarkNotGo(key);
+    cache_->Forget(bin->get());
+    return Status::Ok();
+  }
+  std::string binary_key = (*bin)->build_id() + "|" + path;
+  auto facts = FactsFor(binary_key, **bin, path, path);
+  if (!facts.ok()) return MakeError(path + ": " + facts.error());
+  exe_paths_[KeyString(key)] = path;
+  TrackedProcess p;
+  p.exe = path;
+  p.binary = *bin;
+  p.facts = *facts;
+  AddTemplate(key, p, binary_key);
+  return Status::Ok();
+}
+
+std::string ProcessTracker::ExePathOf(const sb_exe_key& key) const {
+  auto it = exe_paths_.find(KeyString(key));
+  return it == exe_paths_.end() ? "" : it->second;
+}
+
+Result<TrackedProcess*> ProcessTracker::AdoptFromTemplate(const sb_new_process& ev) {
+  uint32_t pid = ev.pid;
+  std::string name = "process " + std::to_string(pid);
+  auto t = templates_.find(ev.template_id);
+  if (t == templates_.end() || sampler_ == nullptr) {
+    if (sampler_ != nullptr) sampler_->UntrackProcess(pid);
+    return MakeError(name + ": the template it was made from is gone; it is followed from its next sample");
+  }
+  ExeTemplate& tm = t->second;
+  tm.last_used = ++use_clock_;
+  const std::string tm_key_copy = tm.binary_key;  // tm goes if the template is dropped below
+  std::string proc = "/proc/" + std::to_string(pid);
+  TrackedProcess p;
+  p.pid = pid;
+  p.start_time = BoottimeToTicks(ev.start_boottime);
+  p.exe = tm.exe;
+  p.facts = tm.facts;
+  p.bias = ev.bias;
+  bool alive = Alive(pid, p.start_time);
+  if (alive) p.comm = ReadComm(pid);
+  if (p.comm.empty()) p.comm = tm.exe.substr(tm.exe.rfind('/') + 1).substr(0, 15);
+  p.binary = tm.binary.lock();
+  if (!p.binary) {  // the cache let it go: the running file, else the path if it is the same build
+    auto b = alive ? cache_->Get(proc + "/exe") : cache_->Get(tm.exe);
+    if (b.ok() && (*b)->build_id() == tm.build_id) p.binary = *b;
+  }
+  if (!p.binary) {
+    sampler_->UntrackProcess(pid);
+    return MakeError(name + " (" + tm.exe + "): its executable can no longer be read");
+  }
+  if (auto s = sampler_->AdoptFromTemplate(pid, ev.template_id); !s.ok()) return MakeError(name + ": " + s.error());
+  auto maps = alive ? unwinder::ReadProcessMaps(static_cast<int>(pid)) : Result<std::vector<unwinder::MemoryMapping>>(
+                                                                              MakeError("gone"));
+  if (maps.ok() && Alive(pid, p.start_time)) {
+    p.maps = std::move(*maps);
+    // The bias the exec proved must be the one the maps show; if not, the facts are made again
+    // from the maps (and the template is not to be trusted for this executable).
+    for (const auto& m : p.maps) {
+      if (!m.executable() || m.path != p.exe) continue;
+      auto b = unwinder::LoadBias(p.binary->elf(), m);
+      if (b && *b != p.bias) {
+        p.warnings.push_back(name + ": its load bias is " + std::to_string(*b) + ", not the " +
+                             std::to_string(p.bias) + " its exec gave; its facts were made again");
+        p.bias = *b;
+        sb_proc_info info = unwinder::MakeProcInfo(*p.facts, p.bias, 0);
+        for (const auto& v : p.maps)
+          if (v.path == "[vdso]") {
+            info.vdso_start = v.start;
+            info.vdso_end = v.end;
+          }
+        sampler_->RemoveTemplate(t->first);
+        templates_.erase(t);
+        if (auto s = sampler_->TrackProcess(pid, info, tm_key_copy, p.facts->pcsp.cells, &ev.exe); !s.ok()) {
+          sampler_->UntrackProcess(pid);
+          return MakeError(name + ": " + s.error());
+        }
+      }
+      break;
+    }
+  } else {
+    p.maps = unwinder::MappingsOfExecutable(p.binary->elf(), p.exe, tm.key.ino, p.bias);
+    if (ev.vdso_start != 0) {
+      unwinder::MemoryMapping v;
+      v.start = ev.vdso_start;
+      v.end = ev.vdso_start + sampler_->vdso_size();
+      v.perms = "r-xp";
+      v.path = "[vdso]";
+      p.maps.push_back(v);
     }
   }
   procs_[pid] = std::move(p);

@@ -3,6 +3,8 @@
 // symbolized.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "ebpf/sampler.h"
 #include "symbolizer/binary.h"
 #include "unwinder/go_binary_facts.h"
 #include "unwinder/process_maps.h"
@@ -63,6 +66,23 @@ class ProcessTracker {
   void Forget(uint32_t pid);
   const std::map<uint32_t, TrackedProcess>& processes() const { return procs_; }
 
+  // --all: every Go executable tracked leaves a template in the sampler, from which the BPF
+  // program follows each later process of it from its exec (AdoptFromTemplate), and every
+  // executable found not to be Go is never reported again.
+  void EnableTemplates() { templates_on_ = true; }
+  // The process the sampler made from a template at its exec (SB_PROCESS_FROM_TEMPLATE): its
+  // facts are the template's, its bias the one the exec proved; its maps are read while it
+  // runs and made from the executable's segments when it is gone already.
+  Result<TrackedProcess*> AdoptFromTemplate(const sb_new_process& ev);
+  // The executable of a process that was gone before it could be read, named by its exec: PATH
+  // is analysed if it is still the file that process ran (KEY), so that the next process of it
+  // is followed from its exec. A non-Go file is marked so in the sampler.
+  Status AnalyzeExecutable(const std::string& path, const sb_exe_key& key);
+  // The executables analysed so far, by what the exec tracepoint names them (for the
+  // not-analysed-yet counts): path, or none.
+  std::string ExePathOf(const sb_exe_key& key) const;
+  size_t templates() const { return templates_.size(); }
+
   // Loads the file behind mapping M the way the process saw it: through /proc/PID/root while
   // it is alive, or through /proc/PID/map_files when the file on disk is no longer the one
   // mapped (another inode: replaced by a package upgrade, say).
@@ -74,13 +94,34 @@ class ProcessTracker {
                                                                   const sym::Binary& bin,
                                                                   const std::string& path,
                                                                   const std::string& dwarf_file);
+  // Leaves a template of this Go executable in the sampler (templates_on_), the least recently
+  // used one making room when SB_MAX_TEMPLATES are there.
+  void AddTemplate(const sb_exe_key& key, const TrackedProcess& p, const std::string& binary_key);
+  void DropOldestTemplate();
+
+  struct ExeTemplate {
+    sb_exe_key key{};
+    std::string exe;
+    std::string binary_key;
+    std::weak_ptr<sym::Binary> binary;  // not kept alive: the cache's bound holds
+    std::string build_id;
+    std::shared_ptr<const unwinder::GoBinaryFacts> facts;
+    uint64_t last_used = 0;
+  };
   sym::BinaryCache* cache_;
   unwinder::BpfSampler* sampler_;
   std::map<uint32_t, TrackedProcess> procs_;
+  bool templates_on_ = false;
+  std::map<uint32_t, ExeTemplate> templates_;  // by the sampler's template id
+  std::map<std::string, std::string> exe_paths_;  // ExeKeyString -> path, of executables analysed
+  uint64_t use_clock_ = 0;
   std::map<std::string, std::shared_ptr<const unwinder::GoBinaryFacts>> facts_;
 };
 
 // Field 22 of /proc/PID/stat (start time in clock ticks since boot), 0 if gone.
 uint64_t ProcessStartTime(uint32_t pid);
+
+// What the sampler's exec tracepoint names a file by (sb_exe_key), from its stat.
+sb_exe_key ExeKeyOf(const struct stat& st);
 
 }  // namespace sb::recorder

@@ -14,6 +14,9 @@ nlohmann::json StatsToJson(const RecordStats& s) {
   j["exiting_samples"] = s.exiting;
   j["in_exec_samples"] = s.in_exec;
   j["process_events_lost"] = s.process_events_lost;
+  j["from_template_processes"] = s.from_template;
+  j["binary_not_analyzed_yet_samples"] = s.not_analyzed;
+  j["binary_not_analyzed_yet"] = s.not_analyzed_by_exe;
   j["ended_at_root"] = s.ended_at_root;
   j["stop_reasons"] = s.stop_reasons;
   nlohmann::json cr = nlohmann::json::object();

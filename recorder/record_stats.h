@@ -50,6 +50,11 @@ struct RecordStats {
   uint64_t exiting = 0;        // samples of tasks tearing down (no user memory left): not unwound
   uint64_t in_exec = 0;        // samples of tasks inside execve (image being replaced): not unwound
   uint64_t process_events_lost = 0;  // new-process and exec events that found their ring full (retried)
+  uint64_t from_template = 0;  // processes followed from their exec, made from their executable's template
+  // Samples of processes whose executable was still being analysed (part of unknown_pid), and
+  // by executable (its path once analysed, else "dev:inode").
+  uint64_t not_analyzed = 0;
+  std::map<std::string, uint64_t> not_analyzed_by_exe;
   uint64_t ended_at_root = 0;    // whole stacks: at a root, goroutine_exited or goroutine_left, with their kernel
                                  // stack where they interrupted the kernel (recorder::IsWhole)
   std::map<std::string, uint64_t> stop_reasons;

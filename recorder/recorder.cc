@@ -30,6 +30,12 @@ RecordStats CollectStats(const SampleAggregator& agg, const ProcessTracker& trac
   st.lost = c.lost;
   st.unknown_pid = c.unknown_pid;
   st.process_events_lost = c.process_events_lost;
+  st.from_template = c.from_template;
+  st.not_analyzed = c.not_analyzed;
+  for (const auto& [key, n] : sampler.NotAnalyzed()) {
+    std::string exe = tracker.ExePathOf(key);
+    st.not_analyzed_by_exe[exe.empty() ? std::to_string(key.dev) + ":" + std::to_string(key.ino) : exe] += n;
+  }
   st.exiting = c.exiting;
   st.in_exec = c.in_exec;
   st.unwound = c.samples;

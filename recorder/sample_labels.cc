@@ -33,7 +33,8 @@ const char* LabelsStatusName(int status) {
 }
 
 bool IsReservedLabelKey(const std::string& key) {
-  return key == "pid" || key == "tid" || key == "goroutine" || key == "thread" || key == "switches";
+  return key == "pid" || key == "tid" || key == "goroutine" || key == "thread" || key == "switches" ||
+         key == "cpu_mode";
 }
 
 }  // namespace sb::recorder

@@ -47,6 +47,7 @@ Result<std::unique_ptr<SamplingSession>> SamplingSession::Open(const SessionOpti
   if (!sampler.ok()) return sampler.take_error();
   s->sampler_ = std::move(*sampler);
   s->tracker_ = std::make_unique<ProcessTracker>(opts.cache ? opts.cache : &s->own_cache_, s->sampler_.get());
+  if (opts.all) s->tracker_->EnableTemplates();
   return s;
 }
 
@@ -59,15 +60,21 @@ Status SamplingSession::Follow(uint32_t pid) {
   return Status::Ok();
 }
 
-void SamplingSession::Consider(uint32_t pid, bool reported) {
-  if (pid == static_cast<uint32_t>(getpid()) || tracker_->Find(pid)) return;
+bool SamplingSession::Consider(uint32_t pid, bool reported) {
+  if (pid == static_cast<uint32_t>(getpid()) || tracker_->Find(pid)) return true;
   if (auto it = ignored_.find(pid); it != ignored_.end()) {
     // Exec keeps the start time: a shell's fork, ignored as not Go, becomes the Go program it
     // runs. The sampler reports each process image once, so its report is a reason to look.
-    if (!reported && it->second == ProcessStartTime(pid)) return;
+    if (!reported && it->second == ProcessStartTime(pid)) return true;
     ignored_.erase(it);  // the pid was reused by a new process, or ran exec
   }
-  if ((opts_.want && !opts_.want(pid)) || !Follow(pid).ok()) ignored_[pid] = ProcessStartTime(pid);
+  if (opts_.want && !opts_.want(pid)) {
+    ignored_[pid] = ProcessStartTime(pid);
+    return true;
+  }
+  if (Follow(pid).ok()) return true;
+  ignored_[pid] = ProcessStartTime(pid);
+  return false;
 }
 
 void SamplingSession::Scan(const unwinder::BpfSampler::SampleFn& on_sample, const std::atomic<bool>* stop) {
@@ -83,16 +90,41 @@ void SamplingSession::Scan(const unwinder::BpfSampler::SampleFn& on_sample, cons
 }
 
 int SamplingSession::Poll(int timeout_ms, const unwinder::BpfSampler::SampleFn& on_sample) {
-  auto on_new = [this](uint32_t pid, uint32_t kind) {
-    if (kind == SB_PROCESS_EXEC) {
+  auto on_new = [this](const sb_new_process& ev) {
+    if (ev.kind == SB_PROCESS_EXEC) {
       // Its old program ends here (CheckExited reports it); the new one is looked at once the
       // old one is forgotten, at its next sample.
-      tracker_->NoteExec(pid);
-    } else if (opts_.all) {
-      Consider(pid, /*reported=*/true);
+      tracker_->NoteExec(ev.pid);
+    } else if (ev.kind == SB_PROCESS_FROM_TEMPLATE) {
+      Adopt(ev);
+    } else if (ev.kind == SB_PROCESS_EXEC_NEW && opts_.all) {
+      // Analysed now, before its first sample. One that is gone already (it lived a few
+      // milliseconds) is analysed from the file its exec named, for its next process.
+      if (!Consider(ev.pid, /*reported=*/true) && ev.path_len > 1 && ev.path_len <= sizeof ev.path) {
+        std::string path(ev.path, ev.path_len - 1);
+        (void)tracker_->AnalyzeExecutable(path, ev.exe);
+      }
+    } else if (opts_.all) {  // a process sampled that was not followed
+      Consider(ev.pid, /*reported=*/true);
     }
   };
   return sampler_->Poll(timeout_ms, on_sample, on_new);
+}
+
+void SamplingSession::Adopt(const sb_new_process& ev) {
+  if (opts_.want && !opts_.want(ev.pid)) {
+    sampler_->UntrackProcess(ev.pid);
+    ignored_[ev.pid] = ProcessStartTime(ev.pid);
+    return;
+  }
+  auto r = tracker_->AdoptFromTemplate(ev);
+  if (!r.ok()) {
+    if (opts_.on_warning) opts_.on_warning(r.error());
+    return;
+  }
+  if (opts_.on_warning)
+    for (const std::string& w : (*r)->warnings) opts_.on_warning(w);
+  if (opts_.on_followed) opts_.on_followed(**r);
 }
 
 std::vector<uint32_t> SamplingSession::CheckExited() {

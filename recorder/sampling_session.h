@@ -73,7 +73,10 @@ class SamplingSession {
   explicit SamplingSession(const SessionOptions& opts) : opts_(opts) {}
   // Follows PID if wanted and a Go program. REPORTED: the sampler reported it, which it does
   // once per process image, so an ignored pid is looked at again (it may have run exec).
-  void Consider(uint32_t pid, bool reported);
+  // False when it is wanted but could not be followed.
+  bool Consider(uint32_t pid, bool reported);
+  // A process the sampler made from its executable's template at exec.
+  void Adopt(const sb_new_process& ev);
 
   SessionOptions opts_;
   sym::BinaryCache own_cache_;

@@ -96,6 +96,9 @@ class ProcessSymbolizer {
       auto b = tracker_.LoadFile(p, m);
       if (b.ok()) bin = *b;
     }
+    // A file rewritten in place since it was loaded (cp over it) maps the new program's bytes:
+    // its addresses are shown unsymbolized rather than as another program's functions.
+    if (bin && !bin->Intact()) bin = nullptr;
     bins_[key] = bin;
     return bin;
   }
@@ -207,6 +210,10 @@ profile::ProfileData SymbolizeStacks(const SampleAggregator& agg, ProcessTracker
     if (key.goid != 0) s.num_labels["goroutine"] = static_cast<int64_t>(key.goid);
     if (!key.comm.empty()) s.labels["thread"] = key.comm;
     if (std::string sw = CrossedSwitches(key.crossed); !sw.empty()) s.labels["switches"] = sw;
+    // With kernel stacks on: where the sample interrupted the thread, as the sampler saw it
+    // (before it asked for the kernel stack), so that "every kernel-mode sample carries its
+    // kernel stack" can be checked from the profile alone.
+    if (key.kernel_status != SB_KSTACK_OFF) s.labels["cpu_mode"] = key.kernel_status == SB_KSTACK_USER ? "user" : "kernel";
     for (const auto& [k, v] : key.labels)  // goroutine pprof labels, beside switchback's own
       if (!IsReservedLabelKey(k)) s.labels.emplace(k, v);
     if (opts.fill) opts.fill(key, &s);

@@ -24,6 +24,7 @@ Result<std::shared_ptr<Binary>> Binary::FromElf(std::shared_ptr<const ElfFile> e
   if (!elf) return MakeError("no ELF file");
   auto b = std::make_shared<Binary>();
   b->elf_ = elf;
+  b->loaded_build_id_ = b->build_id();
   // Go tables and build info are optional: most files are not Go, and a Go file with a damaged
   // table still has its native symbols.
   if (auto go = GoPclntab::Parse(elf); go.ok()) b->go_ = *go;
@@ -60,6 +61,8 @@ Result<std::shared_ptr<Binary>> Binary::FromElf(std::shared_ptr<const ElfFile> e
   b->funcs_ = std::move(funcs);
   return b;
 }
+
+bool Binary::Intact() const { return loaded_build_id_.empty() || build_id() == loaded_build_id_; }
 
 std::string Binary::build_id() const {
   std::string id = elf_->BuildId();

@@ -29,6 +29,10 @@ class Binary {
   const GoPclntab* go() const { return go_.get(); }  // null for non-Go files
   const GoBuildInfo* build_info() const { return build_info_ ? &*build_info_ : nullptr; }
   std::string build_id() const;  // GNU build id, else Go build id, else ""
+  // False once the file was rewritten in place after it was loaded (its build id in the mapped
+  // bytes is another): the mapping shows the new contents, and its tables are not this
+  // binary's any more. A file replaced by a rename keeps the old contents mapped, and intact.
+  bool Intact() const;
 
   // Frames for a link-time virtual address, innermost first. Go code through the pclntab;
   // other code through ELF symbols ("name" with file "" and line 0). Unknown: empty.
@@ -41,6 +45,7 @@ class Binary {
   std::shared_ptr<GoPclntab> go_;
   std::optional<GoBuildInfo> build_info_;
   std::vector<ElfSymbol> funcs_;  // sorted by value, STT_FUNC with size > 0 (or next symbol)
+  std::string loaded_build_id_;
 };
 
 struct BinaryCacheStats {

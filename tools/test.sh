@@ -8,6 +8,7 @@
 #   tools/test.sh -R REGEX            passes its arguments to both ctest runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tools/machine-info.sh
 BUILD_DIR=${BUILD_DIR:-build}
 ASAN_BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
 tools/build.sh

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "base/bpf_percpu.h"
 #include "sampler.h"
 #include "sampler.skel.h"
+#include "unwinder/process_maps.h"
 #include "unwinder/sample_record.h"
 
 namespace sb::unwinder {
@@ -109,6 +111,11 @@ Result<std::unique_ptr<BpfSampler>> BpfSampler::Open(const SamplerOptions& opts)
     return MakeError("cannot load the BPF sampler (verifier or permissions): " + Errno(err) +
                      " (set SWITCHBACK_BPF_DEBUG=1 for the verifier log)");
   if (auto st = s->Attach(opts.frequency_hz); !st.ok()) return MakeError(st.error());
+  // Every process of this kernel's architecture has the same [vdso] image: its size, for the
+  // processes the BPF program makes from templates (it reads where each one's starts).
+  if (auto maps = ReadProcessMaps(static_cast<int>(getpid())); maps.ok())
+    for (const auto& m : *maps)
+      if (m.path == "[vdso]") s->vdso_size_ = m.end - m.start;
   return s;
 }
 
@@ -148,6 +155,10 @@ Status BpfSampler::Attach(int frequency_hz) {
       self->malformed_++;
       return 0;
     }
+    // A sample of a process not handed over from here was made from a template at its exec:
+    // the event saying so was queued before this sample, and is read first, so that whoever
+    // takes the sample knows its process.
+    if (!self->tracked_.count(self->unpacked_.s.pid)) self->ConsumeProcessEvents();
     if (self->cur_sample_fn_) (*self->cur_sample_fn_)(self->unpacked_);
     self->delivered_++;
     return 0;
@@ -156,13 +167,24 @@ Status BpfSampler::Attach(int frequency_hz) {
     auto* self = static_cast<BpfSampler*>(ctx);
     if (size < sizeof(sb_new_process)) return 0;
     auto* ev = static_cast<const sb_new_process*>(data);
-    if (self->cur_proc_fn_) (*self->cur_proc_fn_)(ev->pid, ev->kind);
+    if (self->cur_proc_fn_) (*self->cur_proc_fn_)(*ev);
     return 0;
   };
   samples_rb_ = ring_buffer__new(bpf_map__fd(skel_->maps.samples), on_sample, this, nullptr);
   if (!samples_rb_) return MakeError("cannot open the sample ring buffer: " + Errno(errno));
   procs_rb_ = ring_buffer__new(bpf_map__fd(skel_->maps.new_processes), on_proc, this, nullptr);
   if (!procs_rb_) return MakeError("cannot open the process ring buffer: " + Errno(errno));
+  // One wait on both rings: a process event (sent with a wake-up) ends the wait at once, so a
+  // new executable's analysis starts within microseconds of its exec, while samples (sent
+  // without one) are read every poll interval.
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) return MakeError("epoll_create1: " + Errno(errno));
+  for (::ring_buffer* rb : {procs_rb_, samples_rb_}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb), &ev) != 0)
+      return MakeError("epoll_ctl: " + Errno(errno));
+  }
   return Status::Ok();
 }
 
@@ -172,6 +194,7 @@ BpfSampler::~BpfSampler() {
   links_.clear();
   if (samples_rb_) ring_buffer__free(samples_rb_);
   if (procs_rb_) ring_buffer__free(procs_rb_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
   if (skel_) sampler_bpf__destroy(skel_);
 }
 
@@ -196,7 +219,7 @@ Status BpfSampler::WriteCells(uint32_t first, const std::vector<sb_sp_delta>& d)
 }
 
 Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& in, const std::string& binary_key,
-                                const std::vector<sb_sp_delta>& pcsp_cells) {
+                                const std::vector<sb_sp_delta>& pcsp_cells, const sb_exe_key* exe) {
   UntrackProcess(pid);  // a pid tracked again (exec): its old table reference goes first
   auto now = PcspTableSpace::Clock::now();
   auto table = pcsp_space_.Acquire(binary_key, static_cast<uint32_t>(pcsp_cells.size()), now);
@@ -211,33 +234,131 @@ Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& in, const std:
   info.max_frames = max_frames_;
   info.delta_first = table->first;
   info.delta_table = table->id;
+  // Its file first, so the exec hook never sees these facts without it.
+  if (exe != nullptr) bpf_map_update_elem(bpf_map__fd(skel_->maps.proc_exe), &pid, exe, BPF_ANY);
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.proc_info), &pid, &info, BPF_ANY) != 0) {
     pcsp_space_.Release(binary_key, now);
     return MakeError("cannot track process " + std::to_string(pid) + ": " + Errno(errno));
   }
   tracked_[pid] = binary_key;
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.exec_pending), &pid);
   return Status::Ok();
 }
 
 void BpfSampler::UntrackProcess(uint32_t pid) {
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.reported), &pid);
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.exec_pending), &pid);
+  // Also when not tracked here: the BPF program may have made it from a template that
+  // userspace has not adopted (not wanted, or its template went meanwhile).
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.proc_info), &pid);
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.proc_exe), &pid);
   auto it = tracked_.find(pid);
   if (it == tracked_.end()) return;
-  bpf_map_delete_elem(bpf_map__fd(skel_->maps.proc_info), &pid);
   pcsp_space_.Release(it->second, PcspTableSpace::Clock::now());
   tracked_.erase(it);
 }
+
+Result<uint32_t> BpfSampler::AddTemplate(const sb_exe_key& key, const sb_proc_info& at_bias0, uint64_t exec_vaddr,
+                                         const std::string& binary_key, const std::vector<sb_sp_delta>& cells) {
+  auto now = PcspTableSpace::Clock::now();
+  auto table = pcsp_space_.Acquire(binary_key, static_cast<uint32_t>(cells.size()), now);
+  if (!table.ok()) return MakeError(table.error());
+  if (table->fresh) {
+    if (auto s = WriteCells(table->first, cells); !s.ok()) {
+      pcsp_space_.Release(binary_key, now);
+      return MakeError(s.error());
+    }
+  }
+  // 11 KB: not on the stack.
+  auto t = std::make_unique<sb_exe_template>();
+  t->pi = at_bias0;
+  t->pi.max_frames = max_frames_;
+  t->pi.delta_first = table->first;
+  t->pi.delta_table = table->id;
+  t->pi.vdso_start = t->pi.vdso_end = 0;
+  t->exec_vaddr = exec_vaddr;
+  t->vdso_size = vdso_size_;
+  t->id = next_template_++;
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.exe_templates), &key, t.get(), BPF_ANY) != 0) {
+    int err = errno;
+    pcsp_space_.Release(binary_key, now);
+    return MakeError("cannot store the template of " + binary_key + ": " + Errno(err));
+  }
+  templates_[t->id] = Template{key, binary_key};
+  return t->id;
+}
+
+void BpfSampler::RemoveTemplate(uint32_t id) {
+  auto it = templates_.find(id);
+  if (it == templates_.end()) return;
+  // The map entry first: no exec makes a process from it once its table reference is gone.
+  sb_exe_template cur{};
+  int fd = bpf_map__fd(skel_->maps.exe_templates);
+  if (bpf_map_lookup_elem(fd, &it->second.key, &cur) == 0 && cur.id == id) bpf_map_delete_elem(fd, &it->second.key);
+  pcsp_space_.Release(it->second.binary_key, PcspTableSpace::Clock::now());
+  templates_.erase(it);
+}
+
+Status BpfSampler::AdoptFromTemplate(uint32_t pid, uint32_t id) {
+  auto it = templates_.find(id);
+  if (it == templates_.end()) {
+    UntrackProcess(pid);
+    return MakeError("process " + std::to_string(pid) + ": its template is gone");
+  }
+  if (auto old = tracked_.find(pid); old != tracked_.end()) {  // a stale reference of a reused pid
+    pcsp_space_.Release(old->second, PcspTableSpace::Clock::now());
+    tracked_.erase(old);
+  }
+  // The table is placed (the template holds it): one more reference, nothing written.
+  auto table = pcsp_space_.Acquire(it->second.binary_key, 0, PcspTableSpace::Clock::now());
+  if (!table.ok()) {
+    UntrackProcess(pid);
+    return MakeError(table.error());
+  }
+  tracked_[pid] = it->second.binary_key;
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.exec_pending), &pid);
+  return Status::Ok();
+}
+
+void BpfSampler::MarkNotGo(const sb_exe_key& key) {
+  uint8_t one = 1;
+  bpf_map_update_elem(bpf_map__fd(skel_->maps.exe_not_go), &key, &one, BPF_ANY);
+}
+
+std::vector<std::pair<sb_exe_key, uint64_t>> BpfSampler::NotAnalyzed() const {
+  std::vector<std::pair<sb_exe_key, uint64_t>> out;
+  int fd = bpf_map__fd(skel_->maps.not_analyzed);
+  sb_exe_key key{}, next{};
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    uint64_t n = 0;
+    if (bpf_map_lookup_elem(fd, &next, &n) == 0) out.emplace_back(next, n);
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
+void BpfSampler::ClearPending(uint32_t pid) { bpf_map_delete_elem(bpf_map__fd(skel_->maps.exec_pending), &pid); }
 
 int BpfSampler::Poll(int timeout_ms, const SampleFn& on_sample, const NewProcessFn& on_new_process) {
   cur_sample_fn_ = &on_sample;
   cur_proc_fn_ = &on_new_process;
   delivered_ = 0;
-  ring_buffer__poll(samples_rb_, timeout_ms);
+  epoll_event ev[2];
+  if (timeout_ms != 0) epoll_wait(epoll_fd_, ev, 2, timeout_ms);
+  // Process events first: the samples after them may be of the processes they announce.
+  ConsumeProcessEvents();
   ring_buffer__consume(samples_rb_);
-  if (procs_hold_path_.empty() || access(procs_hold_path_.c_str(), F_OK) != 0) ring_buffer__consume(procs_rb_);
+  ConsumeProcessEvents();
   cur_sample_fn_ = nullptr;
   cur_proc_fn_ = nullptr;
   return delivered_;
+}
+
+void BpfSampler::ConsumeProcessEvents() {
+  if (cur_proc_fn_ == nullptr) return;
+  if (procs_hold_path_.empty() || access(procs_hold_path_.c_str(), F_OK) != 0) ring_buffer__consume(procs_rb_);
 }
 
 sb_counters BpfSampler::Counters() const {
@@ -249,6 +370,8 @@ sb_counters BpfSampler::Counters() const {
     total.exiting += c.exiting;
     total.in_exec += c.in_exec;
     total.process_events_lost += c.process_events_lost;
+    total.from_template += c.from_template;
+    total.not_analyzed += c.not_analyzed;
     total.unwind_ns += c.unwind_ns;
     total.unwind_frames += c.unwind_frames;
     total.fp_walk_ns += c.fp_walk_ns;

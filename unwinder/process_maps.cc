@@ -1,5 +1,6 @@
 #include "unwinder/process_maps.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +59,32 @@ std::optional<uint64_t> LoadBias(const sym::ElfFile& elf, const MemoryMapping& m
     }
   }
   return std::nullopt;
+}
+
+std::vector<MemoryMapping> MappingsOfExecutable(const sym::ElfFile& elf, const std::string& path, uint64_t inode,
+                                                uint64_t bias) {
+  constexpr uint64_t kPage = 4096;  // the ELF loader's unit: every Go binary aligns to it or more
+  std::vector<MemoryMapping> out;
+  for (const auto& seg : elf.segments()) {
+    if (seg.type != 1 /* PT_LOAD */ || seg.memsz == 0) continue;
+    MemoryMapping m;
+    m.start = (seg.vaddr & ~(kPage - 1)) + bias;
+    m.end = ((seg.vaddr + seg.memsz + kPage - 1) & ~(kPage - 1)) + bias;
+    m.offset = seg.offset & ~(kPage - 1);
+    m.inode = inode;
+    m.perms = std::string(seg.flags & 4 ? "r" : "-") + (seg.flags & 2 ? "w" : "-") + (seg.flags & 1 ? "x" : "-") + "p";
+    m.path = path;
+    out.push_back(m);
+  }
+  std::sort(out.begin(), out.end(), [](const MemoryMapping& a, const MemoryMapping& b) { return a.start < b.start; });
+  return out;
+}
+
+std::optional<uint64_t> LowestExecutableVaddr(const sym::ElfFile& elf) {
+  std::optional<uint64_t> lo;
+  for (const auto& seg : elf.segments())
+    if (seg.type == 1 /* PT_LOAD */ && (seg.flags & 1 /* PF_X */) && (!lo || seg.vaddr < *lo)) lo = seg.vaddr;
+  return lo;
 }
 
 std::optional<uint64_t> RuntimeToLinkAddress(const sym::ElfFile& elf, const MemoryMapping& m,

@@ -29,6 +29,16 @@ Result<std::vector<MemoryMapping>> ReadProcessMaps(int pid);
 // The mapping containing addr, or null.
 const MemoryMapping* FindMapping(const std::vector<MemoryMapping>& maps, uint64_t addr);
 
+// The mappings the kernel makes for ELF's PT_LOAD segments loaded BIAS above their link-time
+// addresses (page-aligned as the ELF loader maps them), named PATH: what /proc/PID/maps showed
+// for the executable of a process that is gone before it could be read.
+std::vector<MemoryMapping> MappingsOfExecutable(const sym::ElfFile& elf, const std::string& path, uint64_t inode,
+                                                uint64_t bias);
+
+// The lowest link-time address of an executable PT_LOAD segment: the kernel's mm->start_code
+// is this plus the load bias. nullopt if there is none.
+std::optional<uint64_t> LowestExecutableVaddr(const sym::ElfFile& elf);
+
 // Runtime address minus link-time address for code in mapping m of ELF file elf
 // (0 for ET_EXEC). nullopt if no PT_LOAD covers the mapping's file offset.
 std::optional<uint64_t> LoadBias(const sym::ElfFile& elf, const MemoryMapping& m);

@@ -452,6 +452,11 @@ struct sb_counters {
   /* Process events (a new process sampled under --all, an exec) that found the process ring
    * full; each is sent again at the process's next sample. Rare: last, off the hot lines. */
   sb_u64 process_events_lost;
+  /* Following processes from their exec (sampler.bpf.c on_exec): process images made from
+   * their executable's template, and samples of a process whose executable was still being
+   * analysed (also counted in unknown_pid; by executable in the not_analyzed map). */
+  sb_u64 from_template;
+  sb_u64 not_analyzed;
 };
 SB_STATIC_ASSERT(__builtin_offsetof(struct sb_counters, stop) + SB_STOP_ROOT * 8 < 64,
                  "sb_counters: stop[ROOT] off line 0");

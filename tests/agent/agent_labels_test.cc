@@ -28,7 +28,7 @@ constexpr double kTolerancePoints = 5.0;
 constexpr double kMinShare = 0.03;  // label sets compared: at least this share of either profile
 // The agent's labels (process and thread), not the goroutine's.
 const std::set<std::string> kAgentLabels = {"host", "exe",  "pid",      "go_version", "build_id", "container_id",
-                                            "unit", "thread", "tid", "switches", "goroutine"};
+                                            "unit", "thread", "tid", "switches", "goroutine", "cpu_mode"};
 
 std::string Slurp(const fs::path& p) {
   auto r = ReadFile(p.string());

@@ -1,4 +1,4 @@
-// Kernel frames (issue 11): the syswrite workload (goroutines looping on a one-byte write(2)
+// Kernel frames: the syswrite workload (goroutines looping on a one-byte write(2)
 // to /dev/null) recorded with `switchback record --kernel` and by `switchback agent` (kernel
 // frames on by default) shows the kernel's write path above the Go syscall frames, in the
 // mapping [kernel.kallsyms]; without --kernel, `record` has no kernel frames. Needs root and
@@ -98,6 +98,11 @@ struct KernelReport {
   int64_t write_thunk_cut = 0;  // of those, not from an entry: sampled in a mitigation thunk
   int64_t write_irq_skid = 0;   // of those, sampled on a paravirtual interrupt-enable point
   int64_t kernel_below_user = 0;  // samples with a kernel frame under (root side of) a user frame
+  int64_t mode_kernel = 0;        // samples the sampler took in kernel mode (label cpu_mode=kernel)
+  int64_t mode_user = 0;          // samples it took in user mode (cpu_mode=user)
+  int64_t mode_missing = 0;       // samples without the label
+  int64_t kernel_mode_without_stack = 0;  // cpu_mode=kernel with no kernel frame: must never be
+  int64_t user_mode_with_stack = 0;       // cpu_mode=user with a kernel frame: must never be
   bool mapping_named = false;
   std::string example;
 };
@@ -127,6 +132,16 @@ KernelReport Analyse(const profile::ProfileData& p) {
     }
     if (any_kernel) r.with_kernel += s.count;
     if (bad) r.kernel_below_user += s.count;
+    auto mode = s.labels.find("cpu_mode");
+    if (mode == s.labels.end()) {
+      r.mode_missing += s.count;
+    } else if (mode->second == "kernel") {
+      r.mode_kernel += s.count;
+      if (!any_kernel) r.kernel_mode_without_stack += s.count;
+    } else {
+      r.mode_user += s.count;
+      if (any_kernel) r.user_mode_with_stack += s.count;
+    }
     if (write) {
       r.in_write += s.count;
       if (at_syscall) r.at_syscall += s.count;
@@ -146,7 +161,9 @@ KernelReport Analyse(const profile::ProfileData& p) {
 }
 
 std::string Describe(const KernelReport& r) {
-  return "samples " + std::to_string(r.total) + ", with kernel frames " + std::to_string(r.with_kernel) +
+  return "samples " + std::to_string(r.total) + " (kernel mode " + std::to_string(r.mode_kernel) + ", user mode " +
+         std::to_string(r.mode_user) + ", unlabelled " + std::to_string(r.mode_missing) + "), with kernel frames " +
+         std::to_string(r.with_kernel) +
          "; under syscall.write " + std::to_string(r.in_write) + ": at the system call " +
          std::to_string(r.at_syscall) + " (with kernel frames " + std::to_string(r.at_syscall_kernel) +
          "), with kernel frames " + std::to_string(r.write_kernel) + " (from a kernel entry " +
@@ -156,36 +173,30 @@ std::string Describe(const KernelReport& r) {
          std::to_string(r.write_path) + "\nexample:\n" + r.example;
 }
 
-// Most samples in the system call (user leaf: the function with the SYSCALL instruction) carry
-// the kernel's stack above it (measured 78-85%: the rest are the instructions around SYSCALL,
-// in user mode); the kernel stacks start at a kernel entry (the system call's, or a timer
-// interrupt's) except those sampled inside a mitigation thunk, which the kernel's unwinder
-// cannot leave (IsMitigationThunk: 2.6-5.8% of them), and a good part of those not moved to an
-// interrupt-enable point (IsIrqEnableSkid) show the write path (measured ~50% on a VM with a
-// virtual PMU NMI: the other half is do_syscall_64's own entry and exit work; ~99% under PVM,
-// where that work is where interrupts come back on); kernel frames only ever on the leaf side. The
-// samples under syscall.write that are not in the system call are Go's entersyscall and
-// exitsyscall (user mode: about half of them).
-void ExpectKernelWritePath(const profile::ProfileData& p) {
+// What holds on every machine: each sample says where the sampler took it (cpu_mode), every
+// kernel-mode sample carries its kernel stack (or the marker of a stack the kernel could not
+// give), no user-mode sample has one, kernel frames are only ever on the leaf side, and the
+// kernel's write path is seen. How many samples land in the kernel, how many of the kernel
+// stacks reach an entry, and how many show the write path depend on the CPU, its mitigations
+// and the hypervisor (a paravirtual interrupt delivers the sample where interrupts come back
+// on: IsIrqEnableSkid; the kernel's unwinder cannot leave a mitigation thunk:
+// IsMitigationThunk): those shares are printed, not asserted (tools/bench/kernel_stack_cost.py
+// measures them).
+void ExpectKernelStacksWhole(const profile::ProfileData& p) {
   KernelReport r = Analyse(p);
-  // The shares depend on the machine (CPU mitigations, hypervisor): printed for the test's log.
   std::string summary = Describe(r);
   std::cout << "kernel frames: " << summary.substr(0, summary.find('\n')) << "\n";
   EXPECT_TRUE(r.mapping_named) << "no mapping named " << kKernelMapping;
   EXPECT_NE(p.mappings.front().file, kKernelMapping) << "the executable's mapping must come first";
-  ASSERT_GT(r.at_syscall, 20) << Describe(r);
-  EXPECT_GE(static_cast<double>(r.at_syscall_kernel), 0.6 * static_cast<double>(r.at_syscall)) << Describe(r);
-  // Every kernel stack reaches an entry or was sampled in a thunk (1% slack for other cuts of the
-  // kernel's unwinder), and most reach an entry.
-  EXPECT_GE(static_cast<double>(r.write_entry + r.write_thunk_cut), 0.99 * static_cast<double>(r.write_kernel))
-      << Describe(r);
-  EXPECT_GE(static_cast<double>(r.write_entry), 0.8 * static_cast<double>(r.write_kernel)) << Describe(r);
-  // The write path: asked of the kernel stacks not moved to an interrupt-enable point, and never
-  // absent (the skid cannot take every sample: the enable is not where the write's time goes).
-  EXPECT_GE(static_cast<double>(r.write_path), 0.3 * static_cast<double>(r.write_kernel - r.write_irq_skid))
-      << Describe(r);
-  EXPECT_GE(r.write_path, 20) << Describe(r);
+  EXPECT_EQ(r.mode_missing, 0) << "samples without cpu_mode: " << Describe(r);
+  EXPECT_EQ(r.kernel_mode_without_stack, 0) << "kernel-mode samples without a kernel stack: " << Describe(r);
+  EXPECT_EQ(r.user_mode_with_stack, 0) << "user-mode samples with kernel frames: " << Describe(r);
   EXPECT_EQ(r.kernel_below_user, 0) << Describe(r);
+  // The workload's two goroutines do nothing but write(2): in 3 s some samples are taken in
+  // the kernel on any machine, and some of those show the write path.
+  EXPECT_GT(r.in_write, 0) << Describe(r);
+  EXPECT_GT(r.mode_kernel, 0) << Describe(r);
+  EXPECT_GT(r.write_path, 0) << Describe(r);
 }
 
 class KernelFramesTest : public testing::Test {
@@ -221,13 +232,18 @@ TEST_F(KernelFramesTest, RecordKernelShowsTheWritePath) {
   std::string err;
   auto p = LoadPprof(dir_ / "kernel.pb.gz", &err);
   ASSERT_TRUE(p) << err;
-  ExpectKernelWritePath(*p);
+  ExpectKernelStacksWhole(*p);
   auto stats = nlohmann::json::parse(ReadFile((dir_ / "kernel.json").string()).value());
   const auto& k = stats["kernel"];
   EXPECT_TRUE(k.value("enabled", false)) << stats.dump();
   EXPECT_GT(k.value("stacks", 0), 0) << stats.dump();
-  EXPECT_LE(k.value("errors", 0), k.value("in_kernel", 0) / 100) << "bpf_get_stack failures: " << stats.dump();
-  EXPECT_GT(k.value("samples_with_kernel_frames", 0), 0) << stats.dump();
+  // The sampler's own count: every kernel-mode sample got its stack or a counted error, and
+  // the profile holds each of them as a kernel-mode sample (less those the full ring lost).
+  int64_t in_kernel = k.value("in_kernel", int64_t{0});
+  EXPECT_EQ(in_kernel, k.value("stacks", int64_t{0}) + k.value("errors", int64_t{0})) << stats.dump();
+  KernelReport rep = Analyse(*p);
+  EXPECT_LE(rep.mode_kernel, in_kernel) << Describe(rep) << stats.dump();
+  EXPECT_GE(rep.mode_kernel, in_kernel - stats.value("lost", int64_t{0})) << Describe(rep) << stats.dump();
   // The verifier's work with the kernel stack (the sampler's budget, as in RecordTest).
   uint64_t insns = stats["bpf"].value("verified_insns", 0);
   if (insns > 0) {
@@ -252,6 +268,7 @@ TEST_F(KernelFramesTest, RecordWithoutKernelHasNone) {
   KernelReport k = Analyse(*p);
   EXPECT_GT(k.total, 0);
   EXPECT_EQ(k.with_kernel, 0) << Describe(k);
+  EXPECT_EQ(k.mode_missing, k.total) << "cpu_mode without kernel stacks: " << Describe(k);
   EXPECT_FALSE(k.mapping_named);
   auto stats = nlohmann::json::parse(ReadFile((dir_ / "user.json").string()).value());
   EXPECT_FALSE(stats["kernel"].value("enabled", true)) << stats.dump();
@@ -281,7 +298,7 @@ TEST_F(KernelFramesTest, AgentWindowsHaveKernelFrames) {
   std::string err;
   auto p = LoadPprof(data / index.front().path, &err);
   ASSERT_TRUE(p) << err;
-  ExpectKernelWritePath(*p);
+  ExpectKernelStacksWhole(*p);
   // Whole: a root, and the kernel stack where the sample was in the kernel.
   EXPECT_GT(index.front().whole_share, 0.5) << index.front().path;
 }

@@ -1,5 +1,6 @@
-// trace --stacks of a PIE executable relocates the bias-0 facts in BPF with
-// sb_xp_proc_info_add_bias (ebpf/exitprobe.h). It must give exactly what MakeProcInfo gives for
+// The sampler (a process made at exec from its executable's template) and trace --stacks of a
+// PIE executable relocate the bias-0 facts in BPF with sb_proc_info_add_bias
+// (ebpf/unwind/proc_info_bias.h). It must give exactly what MakeProcInfo gives for
 // that bias: a new address field of sb_proc_info that MakeProcInfo moves by the bias and the
 // relocation does not makes these tests fail.
 #include <gtest/gtest.h>
@@ -7,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "ebpf/exitprobe.h"
+#include "ebpf/unwind/proc_info_bias.h"
 #include "symbolizer/binary.h"
 #include "unwinder/go_binary_facts.h"
 
@@ -20,7 +21,7 @@ constexpr uint64_t kBias = 0x55e4c0a00000;
 // Byte-for-byte: the relocated template equals the facts made for the bias.
 void ExpectRelocatedEqualsMade(const unwinder::GoBinaryFacts& f) {
   sb_proc_info relocated = unwinder::MakeProcInfo(f, 0, 0);
-  sb_xp_proc_info_add_bias(&relocated, kBias);
+  sb_proc_info_add_bias(&relocated, kBias);
   sb_proc_info made = unwinder::MakeProcInfo(f, kBias, 0);
   EXPECT_EQ(relocated.text_start, made.text_start);
   EXPECT_EQ(relocated.nranges, made.nranges);

