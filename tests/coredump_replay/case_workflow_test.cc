@@ -27,6 +27,11 @@ TEST(CaseWorkflow, NewCheckBreakRebase) {
     execl(SB_DEMO, SB_DEMO, "-mode=spin,chan", "-duration=60s", nullptr);
     _exit(127);
   }
+  // The core must be the demo's: wait for the exec (fork returns before it), then give its
+  // goroutines a moment to start.
+  std::error_code exe_ec;
+  for (int i = 0; i < 3000 && !fs::equivalent("/proc/" + std::to_string(pid) + "/exe", SB_DEMO, exe_ec); i++)
+    usleep(10 * 1000);
   usleep(500 * 1000);
   std::string sb = test::Quote(SB_SWITCHBACK);
   std::string cache = test::Quote(dir + "/cache");

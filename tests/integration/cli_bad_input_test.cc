@@ -4,10 +4,13 @@
 // process with unknown runtime facts, truncated or corrupted cores, a binary replaced on disk
 // after the process started, no capability for BPF, output paths that cannot be written.
 // Tests that record need root and BPF (label `bpf`) and skip otherwise.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -73,7 +76,7 @@ TEST(BadInput, PidThatDoesNotExist) {
 TEST_F(BpfTest, NonGoProcess) {
   fs::path dir = Dir();
   Child sleeper({"/bin/sleep", "30"}, dir / "sleep.stdout", dir / "sleep.stderr");
-  std::this_thread::sleep_for(milliseconds(200));
+  ASSERT_TRUE(WaitExec(sleeper.pid(), "/bin/sleep", seconds(30))) << "sleep never started";
   RunResult r = RunCommand({kSwitchback, "record", "--pid", std::to_string(sleeper.pid()), "--duration", "5",
                             "--output", (dir / "x.pb.gz").string()},
                            dir, "record", seconds(30));
@@ -88,7 +91,9 @@ TEST(BadInput, ZombieProcess) {
   fs::path dir = Dir();
   pid_t child = fork();
   if (child == 0) _exit(0);
-  std::this_thread::sleep_for(milliseconds(200));  // a zombie until we reap it
+  // Waits for the exit without reaping: a zombie until waitpid below.
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0) << strerror(errno);
   RunResult r = RunCommand({kSwitchback, "record", "--pid", std::to_string(child), "--duration", "5",
                             "--output", (dir / "x.pb.gz").string()},
                            dir, "record", seconds(30));
@@ -143,8 +148,8 @@ TEST_F(BpfTest, GoProcessWithUnknownRuntimeFacts) {
   fs::path exe = dir / "demo-go189";
   ASSERT_TRUE(WriteFileAtomic(exe.string(), b).ok());
   fs::permissions(exe, fs::perms::owner_all);
-  Child demo({exe.string(), "-mode=spin,alloc", "-duration=20s"}, dir / "demo.out", dir / "demo.err");
-  std::this_thread::sleep_for(milliseconds(300));
+  Child demo({exe.string(), "-mode=spin,alloc", "-duration=0"}, dir / "demo.out", dir / "demo.err");
+  ASSERT_TRUE(WaitExec(demo.pid(), exe, seconds(30))) << "the demo never started";
   fs::path out = dir / "x.pb.gz", stats = dir / "stats.json";
   RunResult r = RunCommand({kSwitchback, "record", "--pid", std::to_string(demo.pid()), "--duration", "3",
                             "--frequency", "499", "--output", out.string(), "--stats", stats.string(), "--quiet"},
@@ -180,8 +185,9 @@ TEST_F(BpfTest, BinaryReplacedOnDiskAfterStart) {
   fs::path dir = Dir();
   fs::path exe = dir / "demo";
   fs::copy_file(Demo(), exe);
-  Child demo({exe.string(), "-mode=leaf,spin", "-duration=20s"}, dir / "demo.out", dir / "demo.err");
-  std::this_thread::sleep_for(milliseconds(300));
+  Child demo({exe.string(), "-mode=leaf,spin", "-duration=0"}, dir / "demo.out", dir / "demo.err");
+  // The process must run the demo before the path names another binary.
+  ASSERT_TRUE(WaitExec(demo.pid(), exe, seconds(30))) << "the demo never started";
   fs::copy_file((fs::path(kWorkloadDir) / "democgo").string(), dir / "other");
   fs::rename(dir / "other", exe);  // the path now names another binary (new inode)
   fs::path out = dir / "x.pb.gz", stats = dir / "stats.json";

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +49,7 @@ Child::Child(std::vector<std::string> argv, fs::path out, fs::path err)
   start_ = Clock::now();
   pid_ = fork();
   if (pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     int o = open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (o >= 0) dup2(o, 1);
@@ -125,6 +127,17 @@ bool WaitAttached(pid_t pid, milliseconds timeout) {
     }
     if (ec) return false;  // the process is gone
     std::this_thread::sleep_for(milliseconds(50));
+  }
+  return false;
+}
+
+bool WaitExec(pid_t pid, const fs::path& exe, milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    std::error_code ec;
+    if (fs::equivalent("/proc/" + std::to_string(pid) + "/exe", exe, ec)) return true;
+    if (!fs::exists("/proc/" + std::to_string(pid), ec)) return false;  // the process is gone
+    std::this_thread::sleep_for(milliseconds(5));
   }
   return false;
 }

@@ -33,7 +33,8 @@ struct RunResult {
 std::string Describe(const RunResult& r);
 
 // A child process with stdout and stderr in files. Killed (SIGKILL) if still running when the
-// object dies, so a failing assertion never leaves workloads behind.
+// object dies, so a failing assertion never leaves workloads behind, and when the test program
+// dies (a crash, or ctest's timeout), so workloads run with -duration=0 never outlive it.
 class Child {
  public:
   Child(std::vector<std::string> argv, fs::path out, fs::path err);
@@ -61,6 +62,9 @@ RunResult RunCommand(const std::vector<std::string>& argv, const fs::path& dir, 
                      milliseconds timeout);
 // True once process PID has at least one perf_event fd open (the sampler is attached).
 bool WaitAttached(pid_t pid, milliseconds timeout);
+// True once process PID runs EXE (fork returns before the exec: a pid handed to the CLI or
+// a binary replaced on disk before then would be the test's own program).
+bool WaitExec(pid_t pid, const fs::path& exe, milliseconds timeout);
 // True once process PID has a handler for signal SIG (SigCgt in /proc/PID/status), so a test
 // can signal it early without racing its start-up.
 bool WaitCatches(pid_t pid, int sig, milliseconds timeout);

@@ -35,6 +35,11 @@ using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
 constexpr double kMinWholeShare = 0.998;    // issue 13
 constexpr double kMaxStopShare = 0.001;     // issue 13, any reason but max_frames
 constexpr double kMaxCellStopShare = 0.01;  // one release, one mode: a guard, not the limit
+// The sample counts above are an idle machine's: a loaded one gives each process less CPU, and
+// the shares are of fewer samples, where one sample can be 0.1% of a release or 1% of a cell.
+// A way of stopping (or all of them, for the whole share) that takes at most this many samples
+// passes whatever its share, as in go_versions_test.
+constexpr int64_t kMaxStopSamples = 3;
 constexpr int kSeconds = 6;
 constexpr int kFrequency = 499;
 
@@ -74,11 +79,12 @@ struct Ends {
 void ExpectWithin(const Ends& e, const std::string& what, double max_stop_share, bool check_whole) {
   ASSERT_GT(e.total, 0) << what << ": no samples";
   if (check_whole)
-    EXPECT_GE(static_cast<double>(e.whole) / e.total, kMinWholeShare) << what << ": " << e.Cell();
+    EXPECT_TRUE(e.total - e.whole <= kMaxStopSamples || static_cast<double>(e.whole) / e.total >= kMinWholeShare)
+        << what << ": " << e.Cell();
   for (const auto& [end, n] : e.stops) {
     if (end == "stopped:max_frames") continue;
-    EXPECT_LE(static_cast<double>(n) / e.total, max_stop_share) << what << ": " << end << " " << n << " of "
-                                                                << e.total << " (" << e.Cell() << ")";
+    EXPECT_TRUE(n <= kMaxStopSamples || static_cast<double>(n) / e.total <= max_stop_share)
+        << what << ": " << end << " " << n << " of " << e.total << " (" << e.Cell() << ")";
   }
 }
 
@@ -101,6 +107,7 @@ void RecordEveryMode(const std::string& version, const fs::path& out, std::map<s
                                                   : std::vector<std::string>{demo, "-mode=" + mode, "-duration=0"};
     workloads.push_back(std::make_unique<Child>(argv, dir / (mode + ".stdout"), dir / (mode + ".stderr")));
     mode_of_pid[workloads.back()->pid()] = mode;
+    ASSERT_TRUE(WaitExec(workloads.back()->pid(), argv[0], seconds(30))) << "go" << version << " " << mode;
   }
   std::this_thread::sleep_for(seconds(1));
   fs::path pprof = dir / "switchback.pb.gz";

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 namespace sb::recorder {
@@ -21,7 +22,13 @@ class LiveDemo {
       execl(binary.c_str(), binary.c_str(), "-mode=spin", "-duration=20s", nullptr);
       _exit(127);
     }
-    usleep(300 * 1000);  // let the runtime map itself
+    // Tracked as the demo: wait for the exec (fork returns before it), then let the runtime map
+    // itself.
+    std::error_code ec;
+    for (int i = 0; i < 3000 && !std::filesystem::equivalent("/proc/" + std::to_string(pid_) + "/exe", binary, ec);
+         i++)
+      usleep(10 * 1000);
+    usleep(300 * 1000);
   }
   ~LiveDemo() {
     kill(pid_, SIGKILL);

@@ -178,12 +178,11 @@ TEST_F(HttpServerTest, ConcurrentProfilesBoundedWith429) {
   for (int i = 0; i < 500 && source_.captures_running_.load() < 2; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ(source_.captures_running_.load(), 2);
   ExpectGoError(Curl("/debug/pprof/profile?pid=4242&seconds=1"), 429, "too many profile requests at once (at most 2)");
-  // The index and /metrics still answer while the slots are full.
-  auto t0 = std::chrono::steady_clock::now();
+  // The index and /metrics still answer while the slots are full: the answer was made while
+  // both captures ran (how fast it came is the machine's).
   Answer m = Curl("/metrics");
   EXPECT_EQ(m.status, 200);
   EXPECT_NE(m.body.find("switchback_profile_requests_in_flight 2\n"), std::string::npos) << m.body;
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
   EXPECT_EQ(f1.get().status, 200);
   EXPECT_EQ(f2.get().status, 200);
   EXPECT_EQ(Curl("/debug/pprof/profile?pid=4242&seconds=1").status, 200);  // slots free again
