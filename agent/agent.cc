@@ -8,6 +8,7 @@
 #include <list>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -54,6 +55,11 @@ struct Agent::Impl {
   mutable std::mutex tracker_mu;  // the session: its tracker, sampler and symbolization
   mutable std::mutex state_mu;    // followed, counters
   std::map<uint32_t, FollowedProcess> followed;
+  // Log lines of processes followed from their exec (OnFollowed): said one by one up to this
+  // many per window, then counted.
+  static constexpr size_t kLoudFollowsPerWindow = 10;
+  size_t quiet_follows_this_window = 0;
+  std::set<uint32_t> quiet_pids;  // followed without a line: forgotten without one
   AgentCounters counters;
   std::mutex cap_mu;
   std::list<CaptureSub*> captures;
@@ -96,6 +102,15 @@ struct Agent::Impl {
     std::string extra;
     for (const char* k : {"container_id", "unit"})
       if (auto it = fp.labels.find(k); it != fp.labels.end()) extra += fmt::format(", {} {}", k, it->second);
+    // Processes made from their executable's template come and go by the hundred per second on
+    // a build host: a few per window are said one by one, the rest counted in one line at the
+    // window's end (a restarted service is among the first, and said).
+    if (p.from_template && quiet_follows_this_window >= kLoudFollowsPerWindow) {
+      quiet_follows_this_window++;
+      quiet_pids.insert(p.pid);
+      return;
+    }
+    if (p.from_template) quiet_follows_this_window++;
     Log(fmt::format("following process {} ({}, {}{})", p.pid, p.exe, f.go_version.empty() ? "Go" : f.go_version,
                     extra));
   }
@@ -185,6 +200,10 @@ struct Agent::Impl {
   }
 
   void BeginWindow() {
+    if (quiet_follows_this_window > kLoudFollowsPerWindow)
+      Log(fmt::format("following {} more processes made from their executables' templates at exec",
+                      quiet_follows_this_window - kLoudFollowsPerWindow));
+    quiet_follows_this_window = 0;
     window.clear();
     window_start = Clock::now();
     window_start_ns = WallNowNs();
@@ -214,12 +233,17 @@ struct Agent::Impl {
         }
         counters.processes_followed = followed.size();
       }
+      size_t quiet = 0;
       for (uint32_t pid : gone) {
         const recorder::TrackedProcess* tp = session->tracker().Find(pid);
         bool ran_exec = tp != nullptr && tp->ran_exec;
         session->Forget(pid);
-        Log(fmt::format("forgot process {} ({}, last window written)", pid, ran_exec ? "ran exec" : "exited"));
+        if (quiet_pids.erase(pid) > 0)
+          quiet++;
+        else
+          Log(fmt::format("forgot process {} ({}, last window written)", pid, ran_exec ? "ran exec" : "exited"));
       }
+      if (quiet > 0) Log(fmt::format("forgot {} more processes (exited, last window written)", quiet));
       session->tracker().cache()->Trim();
     }
     session->ForgetGoneIgnored();
@@ -321,6 +345,7 @@ Result<std::unique_ptr<Agent>> Agent::Open(const AgentOptions& opts) {
   so.all = im->selector.discovers();
   so.want = [im](uint32_t pid) { return im->selector.Wants(pid); };
   so.on_warning = [im](const std::string& w) { im->Log("warning: " + w); };
+  so.on_binary = [im](const std::string& line) { im->Log(line); };
   so.on_followed = [im](const recorder::TrackedProcess& p) { im->OnFollowed(p); };
   auto s = recorder::SamplingSession::Open(so);
   if (!s.ok()) return s.take_error();
@@ -383,7 +408,14 @@ Status Agent::Run(const std::atomic<bool>* stop) {
     }
     im.ApplyRetention();
     if (stopping()) {
-      im.Log("stopping (signal): last window written");
+      sb_counters c;
+      {
+        std::lock_guard<std::mutex> l(im.tracker_mu);
+        c = im.session->sampler().Counters();
+      }
+      im.Log(fmt::format("stopping (signal): last window written; {} processes were followed from their exec "
+                         "(their executable's template)",
+                         c.from_template));
       break;
     }
     if (all_gone) {

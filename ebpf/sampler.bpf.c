@@ -474,10 +474,14 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
   struct sb_proc_info *pi = bpf_map_lookup_elem(&proc_info, &tgid);
   if (pi) {
     /* Userspace read this process while its execve was under way (/proc/PID/exe is the new
-     * file from early in execve on) and handed over the new image's facts already. */
+     * file, and /proc/PID/maps the new image's, from early in execve on) and handed over the
+     * new image's facts already: the same file, and this very address space (its [vdso], placed
+     * anew by each exec). An exec of the same file again has another [vdso]. */
     const struct sb_exe_key *had = bpf_map_lookup_elem(&proc_exe, &tgid);
+    struct mm_struct *mm = BPF_CORE_READ(p, mm);
+    __u64 vdso = mm ? (__u64)BPF_CORE_READ(mm, context.vdso) : 0;
     if (have_key && had && had->dev == key.dev && had->ino == key.ino && had->size == key.size &&
-        had->ctime_sec == key.ctime_sec)
+        had->ctime_sec == key.ctime_sec && pi->vdso_start == vdso)
       return 0;
     /* Marked first, so that no sample from here on is unwound with the old image's facts; they
      * go once the event is queued (here, or at a later sample: sample_cpu). */

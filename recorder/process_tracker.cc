@@ -58,6 +58,12 @@ bool MapsExecutable(const std::vector<unwinder::MemoryMapping>& maps, const std:
   return false;
 }
 
+bool MapsVdso(const std::vector<unwinder::MemoryMapping>& maps) {
+  for (const auto& m : maps)
+    if (m.path == "[vdso]") return true;
+  return false;
+}
+
 }  // namespace
 
 uint64_t ProcessStartTime(uint32_t pid) {
@@ -177,6 +183,8 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
       if (templates_on_ && sampler_ != nullptr) {  // final: none of its processes is looked at again
         sampler_->MarkNotGo(ExeKeyOf(at_start));
         sampler_->ClearPending(pid);
+        SayBinary(ExeKeyOf(at_start), "not go",
+                  exe + " is not a Go program (no .gopclntab): its processes are not looked at again");
       }
       // Not kept: `record --all` checks every executable on the host once, and keeping them
       // all mapped made its RSS grow with the number of distinct binaries running.
@@ -191,6 +199,8 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
   if (!facts.ok()) {
     // Not remembered: the next process of this executable is analysed again.
     if (sampler_ != nullptr) sampler_->ClearPending(pid);
+    SayBinary(ExeKeyOf(at_start), "failed",
+              exe + ": analysis failed (" + facts.error() + "); its next process is analysed again");
     return facts.take_error();
   }
   p.facts = *facts;
@@ -203,7 +213,8 @@ Result<TrackedProcess*> ProcessTracker::Track(uint32_t pid, bool require_go) {
   // /proc/PID/exe is the new file already while the new image's segments are not mapped yet:
   // its maps are read again until they show the executable (microseconds, rarely more).
   auto maps = unwinder::ReadProcessMaps(static_cast<int>(pid));
-  for (int i = 0; i < 50 && maps.ok() && !MapsExecutable(*maps, exe); i++) {
+  bool want_vdso = sampler_ != nullptr && sampler_->vdso_size() != 0;  // the kernel maps one last
+  for (int i = 0; i < 50 && maps.ok() && !(MapsExecutable(*maps, exe) && (!want_vdso || MapsVdso(*maps))); i++) {
     usleep(1000);
     maps = unwinder::ReadProcessMaps(static_cast<int>(pid));
   }
@@ -267,7 +278,13 @@ void ProcessTracker::AddTemplate(const sb_exe_key& key, const TrackedProcess& p,
     DropOldestTemplate();
     id = sampler_->AddTemplate(key, at0, *exec_vaddr, binary_key, p.facts->pcsp.cells);
   }
-  if (!id.ok()) return;  // its processes are followed from their first sample, as without one
+  if (!id.ok()) {  // its processes are followed from their first sample, as without one
+    SayBinary(key, "no template",
+              p.exe + ": analysed, but its facts could not be kept for later processes (" + id.error() + ")");
+    return;
+  }
+  SayBinary(key, "template",
+            p.exe + ": analysed (" + p.facts->go_version + "); its later processes are followed from their exec");
   ExeTemplate t;
   t.key = key;
   t.exe = p.exe;
@@ -277,6 +294,15 @@ void ProcessTracker::AddTemplate(const sb_exe_key& key, const TrackedProcess& p,
   t.facts = p.facts;
   t.last_used = ++use_clock_;
   templates_[*id] = std::move(t);
+}
+
+void ProcessTracker::SayBinary(const sb_exe_key& key, const std::string& outcome, const std::string& line) {
+  std::string& said = binary_said_[KeyString(key)];
+  if (said == outcome) return;
+  said = outcome;
+  // Bounded like the sampler's maps: an agent that runs for weeks sees many executables.
+  if (binary_said_.size() > 4 * SB_MAX_NOT_GO) binary_said_.clear();
+  if (on_binary_) on_binary_(line);
 }
 
 void ProcessTracker::DropOldestTemplate() {
@@ -302,11 +328,15 @@ Status ProcessTracker::AnalyzeExecutable(const std::string& path, const sb_exe_k
   if ((*bin)->go() == nullptr) {
     sampler_->MarkNotGo(key);
     cache_->Forget(bin->get());
+    SayBinary(key, "not go", path + " is not a Go program (no .gopclntab): its processes are not looked at again");
     return Status::Ok();
   }
   std::string binary_key = (*bin)->build_id() + "|" + path;
   auto facts = FactsFor(binary_key, **bin, path, path);
-  if (!facts.ok()) return MakeError(path + ": " + facts.error());
+  if (!facts.ok()) {
+    SayBinary(key, "failed", path + ": analysis failed (" + facts.error() + "); its next process is analysed again");
+    return MakeError(path + ": " + facts.error());
+  }
   exe_paths_[KeyString(key)] = path;
   TrackedProcess p;
   p.exe = path;
@@ -335,6 +365,7 @@ Result<TrackedProcess*> ProcessTracker::AdoptFromTemplate(const sb_new_process& 
   std::string proc = "/proc/" + std::to_string(pid);
   TrackedProcess p;
   p.pid = pid;
+  p.from_template = true;
   p.start_time = BoottimeToTicks(ev.start_boottime);
   p.exe = tm.exe;
   p.facts = tm.facts;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,6 +38,7 @@ struct TrackedProcess {
   // pid goes on as a new process, followed anew once this one is forgotten).
   bool ran_exec = false;
   std::vector<std::string> warnings;  // one line each, e.g. the executable changed on disk
+  bool from_template = false;  // made by the sampler at its exec from its executable's template
 };
 
 class ProcessTracker {
@@ -70,6 +72,9 @@ class ProcessTracker {
   // program follows each later process of it from its exec (AdoptFromTemplate), and every
   // executable found not to be Go is never reported again.
   void EnableTemplates() { templates_on_ = true; }
+  // One line per executable and outcome: analysed (later processes followed from their exec),
+  // not a Go program (never looked at again), analysis failed (retried at its next process).
+  void OnBinaryEvent(std::function<void(const std::string&)> fn) { on_binary_ = std::move(fn); }
   // The process the sampler made from a template at its exec (SB_PROCESS_FROM_TEMPLATE): its
   // facts are the template's, its bias the one the exec proved; its maps are read while it
   // runs and made from the executable's segments when it is gone already.
@@ -115,6 +120,9 @@ class ProcessTracker {
   std::map<uint32_t, ExeTemplate> templates_;  // by the sampler's template id
   std::map<std::string, std::string> exe_paths_;  // ExeKeyString -> path, of executables analysed
   uint64_t use_clock_ = 0;
+  std::function<void(const std::string&)> on_binary_;
+  std::map<std::string, std::string> binary_said_;  // executable (KeyString) -> the last outcome said
+  void SayBinary(const sb_exe_key& key, const std::string& outcome, const std::string& line);
   std::map<std::string, std::shared_ptr<const unwinder::GoBinaryFacts>> facts_;
 };
 

@@ -48,6 +48,7 @@ Result<std::unique_ptr<SamplingSession>> SamplingSession::Open(const SessionOpti
   s->sampler_ = std::move(*sampler);
   s->tracker_ = std::make_unique<ProcessTracker>(opts.cache ? opts.cache : &s->own_cache_, s->sampler_.get());
   if (opts.all) s->tracker_->EnableTemplates();
+  if (opts.on_binary) s->tracker_->OnBinaryEvent(opts.on_binary);
   return s;
 }
 
@@ -112,6 +113,15 @@ int SamplingSession::Poll(int timeout_ms, const unwinder::BpfSampler::SampleFn& 
 }
 
 void SamplingSession::Adopt(const sb_new_process& ev) {
+  if (const TrackedProcess* old = tracker_->Find(ev.pid); old != nullptr && !old->exited) {
+    // Read while its execve was under way (a sample of the fork before it), and handed over
+    // with this program's facts already: followed.
+    if (!old->ran_exec) return;
+    // The exec of a followed program: the old one ends first (its samples are symbolized with
+    // it), and the new one is followed once it is forgotten, as without a template.
+    sampler_->UntrackProcess(ev.pid);
+    return;
+  }
   if (opts_.want && !opts_.want(ev.pid)) {
     sampler_->UntrackProcess(ev.pid);
     ignored_[ev.pid] = ProcessStartTime(ev.pid);

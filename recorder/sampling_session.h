@@ -34,6 +34,8 @@ struct SessionOptions {
   std::function<bool(uint32_t pid)> want;
   std::function<void(const std::string&)> on_warning;  // one line
   std::function<void(const TrackedProcess&)> on_followed;
+  // With `all`: one line per executable and outcome (ProcessTracker::OnBinaryEvent).
+  std::function<void(const std::string&)> on_binary;
   // Binaries already loaded (by a check before the session, as `record` does); null: its own,
   // bounded by binary_cache_bytes (mapped file bytes, LRU; 0: no bound).
   sym::BinaryCache* cache = nullptr;

@@ -205,6 +205,9 @@ void ExpectKept(const Tally& t, const nlohmann::json& stats) {
   EXPECT_LE(static_cast<double>(t.kept), t.expected + kRuns) << t.Describe();
   EXPECT_GE(static_cast<double>(t.whole), 0.99 * static_cast<double>(t.kept)) << t.Describe();
   EXPECT_EQ(t.followed, kRuns - 1) << "events lost " << stats.value("process_events_lost", 0);
+  // Followed from their exec, not from a report of their first sample (a run read in the middle
+  // of its execve is followed with the same facts, without its template: a few at most).
+  EXPECT_GE(stats.value("from_template_processes", 0), (kRuns - 1) * 9 / 10);
 }
 
 TEST_F(ShortLivedTest, RecordAllKeepsTheSamplesOfLaterRuns) {
@@ -247,6 +250,14 @@ TEST_F(ShortLivedTest, AgentKeepsTheSamplesOfLaterRuns) {
     Count(*p, pids, &t);
   }
   std::cout << "[ info     ] agent: " << t.Describe() << ", " << index.size() << " windows\n";
+  // The agent's last line says how many processes it followed from their exec.
+  std::string text = log.ok() ? *log : "";
+  size_t at = text.find("processes were followed from their exec");
+  ASSERT_NE(at, std::string::npos) << text;
+  size_t num = text.rfind("; ", at);
+  ASSERT_NE(num, std::string::npos);
+  int from_exec = std::atoi(text.c_str() + num + 2);
+  EXPECT_GE(from_exec, (kRuns - 1) * 9 / 10) << text.substr(num, 120);
   EXPECT_GE(static_cast<double>(t.kept), kMinKeptShare * t.expected) << t.Describe();
   EXPECT_LE(static_cast<double>(t.kept), t.expected + kRuns) << t.Describe();
   EXPECT_GE(static_cast<double>(t.whole), 0.99 * static_cast<double>(t.kept)) << t.Describe();
