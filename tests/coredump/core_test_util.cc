@@ -206,7 +206,7 @@ std::string CacheDir() {
 }
 
 std::string GoEnv(const std::string& goarch) {
-  return "env GOCACHE=" + Quote(SB_TEST_BUILD_DIR "/gocache") +
+  return "env GOCACHE=" + Quote(SB_GOCACHE) +
          " GO111MODULE=off GOFLAGS= GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=0 GOOS=linux GOARCH=" +
          goarch + " ";
 }

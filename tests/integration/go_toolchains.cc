@@ -44,7 +44,7 @@ std::string BuildWorkload(const std::string& go, const std::string& version, con
   std::string src = std::string(SB_SOURCE_DIR) + "/testdata/workloads/" + name;
   auto r = sb::test::RunCommand("mkdir -p " + sb::test::Quote(dir) + " && cd " + sb::test::Quote(src) +
                                 " && env GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=" + (cgo ? "1" : "0") +
-                                " GOCACHE=" + sb::test::Quote(std::string(SB_VERSIONS_BUILD_DIR) + "/gocache-" + version) +
+                                " GOCACHE=" + sb::test::Quote(SB_GOCACHE) +
                                 " " + sb::test::Quote(go) + " build -o " + sb::test::Quote(out) + " .");
   if (r.status != 0) {
     *why = "go" + version + " build " + name + ": " + r.out;

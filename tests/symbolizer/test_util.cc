@@ -18,7 +18,7 @@ std::string MakeTempDir(const std::string& tag) {
 }
 
 std::string GoEnv() {
-  return "env GOCACHE=" + Quote(SB_TEST_BUILD_DIR "/gocache") +
+  return "env GOCACHE=" + Quote(SB_GOCACHE) +
          " GO111MODULE=off GOFLAGS= GOPROXY=off GOTOOLCHAIN=local ";
 }
 

@@ -56,7 +56,7 @@ std::string Build(const std::string& go, const std::string& arch, const std::str
   fclose(f);
   std::string out = dir + "/prog-" + arch + (cgo ? "-cgo" : "") + (stripped ? "-stripped" : "");
   std::string cc = arch == "arm64" ? " CC=aarch64-linux-gnu-gcc" : "";
-  auto r = test::RunCommand("cd " + test::Quote(dir) + " && env GOCACHE=" + test::Quote(SB_TEST_BUILD_DIR "/gocache-" + arch) +
+  auto r = test::RunCommand("cd " + test::Quote(dir) + " && env GOCACHE=" + test::Quote(SB_GOCACHE) +
                             " GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=" + (cgo ? "1" : "0") + cc +
                             " GOARCH=" + arch + " " + test::Quote(go) + " build " +
                             (stripped ? "-ldflags='-s -w' " : "") + "-o " + test::Quote(out) + " main.go");

@@ -41,7 +41,7 @@ std::string Build(const std::string& go, const std::string& arch, const std::str
   fclose(f);
   std::string out = dir + "/prog-" + arch + (stripped ? "-stripped" : "");
   auto r = test::RunCommand("cd " + test::Quote(dir) + " && env GOCACHE=" +
-                            test::Quote(SB_TEST_BUILD_DIR "/gocache-" + arch) +
+                            test::Quote(SB_GOCACHE) +
                             " GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=0 GOARCH=" + arch + " " +
                             test::Quote(go) + " build " + (stripped ? "-ldflags='-s -w' " : "") + "-o " +
                             test::Quote(out) + " main.go");

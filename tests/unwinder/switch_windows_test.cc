@@ -45,7 +45,7 @@ std::string Build(const std::string& go, const std::string& arch, const std::str
   fclose(f);
   std::string out = dir + "/prog-" + arch + "-" + flavor;
   std::string flags = flavor == "stripped" ? "-ldflags='-s -w' " : flavor == "pie" ? "-buildmode=pie " : "";
-  auto r = test::RunCommand("cd " + test::Quote(dir) + " && env GOCACHE=" + test::Quote(SB_TEST_BUILD_DIR "/gocache-" + arch) +
+  auto r = test::RunCommand("cd " + test::Quote(dir) + " && env GOCACHE=" + test::Quote(SB_GOCACHE) +
                             " GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=0 GOARCH=" + arch + " " +
                             test::Quote(go) + " build " + flags + "-o " + test::Quote(out) + " main.go");
   EXPECT_EQ(r.status, 0) << r.out;
