@@ -14,6 +14,9 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   shift
 done
 [ $# -gt 0 ] && shift
+# In the sanitizer build a leak report at exit would fail help2man; --help's leaks (none known)
+# are the fuzzers' and tests' business, not the man pages'.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 # help2man names the page after the program it runs: a wrapper called switchback-record that
 # runs `switchback record`.
 page=$(basename "$out" .8)
@@ -25,8 +28,8 @@ trap 'rm -rf "$dir"' EXIT
   printf ' "$@"\n'
 } > "$dir/$page"
 chmod +x "$dir/$page"
-# shellcheck disable=SC2086  # one --include=FILE per word
 # The version string names the page (switchback-record), the source its footer (switchback 0.1.0).
+# shellcheck disable=SC2086  # one --include=FILE per word
 help2man --no-info --section 8 --name "$name" --version-string "$page $version" --source "switchback $version" \
   --manual "System Administration Utilities" $includes --output "$out.tmp" "$dir/$page"
 mv "$out.tmp" "$out"
