@@ -51,7 +51,7 @@ trap 'exit 130' INT TERM
 
 echo "== cpack -G DEB (in $build)"
 (cd "$build" && cpack -G DEB -B "$work") > "$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; fail "cpack -G DEB failed"; }
-deb=$(ls "$work"/switchback_*.deb 2>/dev/null | head -1)
+deb=$(find "$work" -maxdepth 1 -name 'switchback_*.deb' | head -1)
 [ -n "$deb" ] || { cat "$work/cpack.log"; fail "cpack made no switchback_*.deb"; }
 echo "$(basename "$deb"): $(du -h "$deb" | cut -f1)"
 dpkg-deb -f "$deb" Package Version Architecture Depends
@@ -74,7 +74,7 @@ installed=1
 dpkg --path-include='/usr/share/man/man8/switchback*' -i "$deb" > "$work/dpkg-i.log" 2>&1 || { cat "$work/dpkg-i.log"; fail "dpkg -i failed"; }
 [ -x /usr/bin/switchback ] || fail "/usr/bin/switchback is not installed"
 unit=$(dpkg -L switchback | grep "/systemd/system/$unit_name\$" | head -1)
-[ -n "$unit" ] && [ -f "$unit" ] || fail "no $unit_name installed"
+if [ -z "$unit" ] || [ ! -f "$unit" ]; then fail "no $unit_name installed"; fi
 echo "unit: $unit"
 grep -qx 'ExecStart=/usr/bin/switchback agent .*' "$unit" || fail "ExecStart does not run /usr/bin/switchback: $(grep ExecStart= "$unit")"
 grep -q '^Documentation=.*man:switchback-agent(8)' "$unit" || fail "Documentation= does not name man:switchback-agent(8)"
