@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include "base/build_info.h"
+#include "base/kernel_features.h"
 #include "profile/writers.h"
 #include "serve/index_page.h"
 #include "serve/metrics_page.h"
@@ -26,6 +28,10 @@ struct Server::Impl {
   mutable std::mutex mu;
   std::map<int, uint64_t> by_code;  // guarded by mu
   bool stopped = false;
+  // For switchback_build_info: probed once at start, not at every scrape (they do not change,
+  // and probing loads BPF programs).
+  BuildInfo build;
+  KernelFeatures kernel;
 
   void Log(const std::string& line) const {
     if (opt.log) opt.log(line);
@@ -169,6 +175,8 @@ void Server::Impl::HandleIndex(const httplib::Request& req, httplib::Response& r
 
 void Server::Impl::HandleMetrics(const httplib::Request& req, httplib::Response& res) {
   MetricsInput in;
+  in.build = build;
+  in.kernel = kernel;
   in.source = source->Counters();
   if (opt.push_stats) in.push = opt.push_stats();
   {
@@ -211,6 +219,8 @@ Result<std::unique_ptr<Server>> Server::Start(ProfileSource* source, ServerOptio
   impl->source = source;
   impl->opt = std::move(options);
   if (impl->opt.max_concurrent_profiles < 1) return MakeError("at least one concurrent profile request is needed");
+  impl->build = GetBuildInfo();
+  impl->kernel = ProbeKernelFeatures();
   Impl* s = impl.get();
   // Threads: every profile slot, plus some for the index, /metrics and the 429 answers, so a
   // full set of profile requests never stalls a scrape.

@@ -6,6 +6,22 @@ namespace sb::serve {
 
 std::string RenderMetrics(const MetricsInput& in) {
   PrometheusText t;
+  // node_exporter's build_info convention (a gauge of 1 whose labels are the facts), so that
+  // dashboards can join any series with the version and kernel features of the agent behind it.
+  t.Family("switchback_build_info", "gauge",
+           "Always 1. Labels: the build (version, revision, branch, compiler, libbpf) and the kernel with its BPF "
+           "features probed at start (true, false or unknown when the agent may not probe).");
+  const KernelFeatures& k = in.kernel;
+  t.Sample(uint64_t{1}, {{"version", in.build.version},
+                         {"revision", in.build.revision},
+                         {"branch", in.build.branch},
+                         {"compiler", in.build.compiler},
+                         {"libbpf", in.build.libbpf},
+                         {"kernel", k.release},
+                         {"btf", SupportLabel(k.btf)},
+                         {"bpf_loop", SupportLabel(k.bpf_loop)},
+                         {"uprobe_multi", SupportLabel(k.uprobe_multi)},
+                         {"ringbuf", SupportLabel(k.ringbuf)}});
   const SourceCounters& c = in.source;
   t.CounterMap("switchback_samples_total", "Stack samples taken, by how the stack ended (root: a whole stack).",
                "reason", c.samples_by_stop_reason);

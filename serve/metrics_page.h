@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "base/build_info.h"
+#include "base/kernel_features.h"
 #include "serve/process_self.h"
 #include "serve/profile_source.h"
 #include "serve/stats.h"
@@ -12,6 +14,9 @@
 namespace sb::serve {
 
 struct MetricsInput {
+  // switchback_build_info's labels: fixed for the process's life, so gathered once by the caller.
+  BuildInfo build;
+  KernelFeatures kernel;
   SourceCounters source;
   std::optional<PushStats> push;  // absent without --push
   ServeStats serve;

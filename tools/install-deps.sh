@@ -25,6 +25,8 @@ pkgs=(
   liblz4-dev liblzma-dev lz4 xz-utils zstd      # compressed production cores (zstd, lz4, xz)
   python3-junitparser                           # a real JUnit consumer reads check --junit in tests
   systemd                                       # systemd-analyze verify checks the agent unit
+  help2man man-db                               # man pages from --help; tests render them
+  dpkg-dev                                      # dpkg-shlibdeps: the .deb's library dependencies
 )
 # npm fetches the real Go 1.27 test binaries (lefthook); the machine image may carry its own
 # Node.js with npm, which Debian's npm package would conflict with.

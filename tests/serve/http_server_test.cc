@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/build_info.h"
 #include "base/file_util.h"
+#include "base/kernel_features.h"
 #include "tests/common/shell_util.h"
 #include "tests/serve/fake_source.h"
 #include "tests/serve/prometheus_runner.h"
@@ -209,6 +211,10 @@ TEST_F(HttpServerTest, MetricsPassPromtool) {
   EXPECT_NE(m.body.find("switchback_processes_followed 3\n"), std::string::npos);
   EXPECT_NE(m.body.find("process_resident_memory_bytes "), std::string::npos);
   EXPECT_NE(m.body.find("process_cpu_seconds_total "), std::string::npos);
+  // The build and this kernel's features, probed when the server started.
+  EXPECT_NE(m.body.find("switchback_build_info{version=\"" + GetBuildInfo().version + "\",revision=\""), std::string::npos)
+      << m.body;
+  EXPECT_NE(m.body.find(",kernel=\"" + ProbeKernelFeatures().release + "\",btf=\""), std::string::npos) << m.body;
   if (RunCommand("command -v promtool").status != 0) GTEST_SKIP() << "promtool is not installed";
   auto r = RunCommand("curl -sS " + Quote(Url("/metrics")) + " | promtool check metrics");
   EXPECT_EQ(r.status, 0) << r.out;

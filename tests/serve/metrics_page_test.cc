@@ -29,6 +29,12 @@ MetricsInput Sample() {
   in.push = p;
   in.serve.profile_requests_by_code = {{200, 3}, {429, 1}};
   in.self = SelfUsage{1.25, 12345678, 1.7e9};
+  in.build = BuildInfo{"0.1.0", "v0.1.0-3-gabc1234-dirty", "main", "gcc 12.2.0", "1.1"};
+  in.kernel.release = "6.1.0-18-amd64";
+  in.kernel.btf = Support::kYes;
+  in.kernel.bpf_loop = Support::kYes;
+  in.kernel.uprobe_multi = Support::kNo;
+  in.kernel.ringbuf = Support::kYes;
   return in;
 }
 
@@ -50,6 +56,25 @@ TEST(MetricsPageTest, NamesAndValues) {
   MetricsInput no_push = Sample();
   no_push.push.reset();
   EXPECT_EQ(RenderMetrics(no_push).find("switchback_push_"), std::string::npos);
+}
+
+TEST(MetricsPageTest, BuildInfo) {
+  std::string t = RenderMetrics(Sample());
+  EXPECT_NE(t.find("# TYPE switchback_build_info gauge\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("switchback_build_info{version=\"0.1.0\",revision=\"v0.1.0-3-gabc1234-dirty\",branch=\"main\","
+                   "compiler=\"gcc 12.2.0\",libbpf=\"1.1\",kernel=\"6.1.0-18-amd64\",btf=\"true\","
+                   "bpf_loop=\"true\",uprobe_multi=\"false\",ringbuf=\"true\"} 1\n"),
+            std::string::npos)
+      << t;
+  // Without the privileges to probe, the BPF features say so rather than guess.
+  MetricsInput unprivileged = Sample();
+  unprivileged.kernel.bpf_loop = Support::kUnknown;
+  unprivileged.kernel.uprobe_multi = Support::kUnknown;
+  unprivileged.kernel.ringbuf = Support::kUnknown;
+  t = RenderMetrics(unprivileged);
+  EXPECT_NE(t.find("btf=\"true\",bpf_loop=\"unknown\",uprobe_multi=\"unknown\",ringbuf=\"unknown\"} 1\n"),
+            std::string::npos)
+      << t;
 }
 
 TEST(MetricsPageTest, LabelValuesEscaped) {

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace sb::cli {
 
@@ -15,5 +16,9 @@ void AddCoredumpCommand(CLI::App& app, Runner* run);
 void AddTraceCommand(CLI::App& app, Runner* run);
 void AddAgentCommand(CLI::App& app, Runner* run);
 void AddMergeCommand(CLI::App& app, Runner* run);
+
+// --version on the top-level app; VersionText is what it prints.
+void AddVersionFlag(CLI::App& app);
+std::string VersionText();
 
 }  // namespace sb::cli
