@@ -29,8 +29,9 @@ static __always_inline int sb_pack_part(__u8 *b, __u64 *off, const void *src, __
  * BPF's 512-byte stack), with its kernel stack k, or none (null: the exit probe; status
  * SB_KSTACK_OFF). Returns the record's size, 0 when it could not be packed. An empty part is
  * skipped here, not in sb_pack_part: no helper call for it (most samples have no kernel frames
- * and no labels), and the verifier walks the sampler's paths as it did when each part was
- * written out (a size-0 test inside the helper made it walk 1.5% more; README "Slow-call stacks"). */
+ * and no labels), and the verifier walks no more of the sampler's paths than with each part
+ * written out inline (a size-0 test inside the helper makes it walk 1.5% more; measured as in
+ * docs/verifier-budget.md). */
 static __always_inline __u64 sb_pack_sample_record(__u8 *b, const struct sb_sample *s,
                                                    const struct sb_kernel_stack *k) {
   struct sb_sample_record *h = (struct sb_sample_record *)b;

@@ -36,12 +36,11 @@ struct sb_kernel_stack {
  *   sb_u64 kernel_frames[kernel_nframes]     the kernel stack (--kernel), leaf first
  *   struct sb_label labels[labels_count]     the goroutine's pprof labels
  * Userspace unpacks it into sb_cpu_sample (unwinder/sample_record.h; the exit probe's, behind
- * a header of its own, into sb_xp_stack: exitprobe/stack_record.h). Until session 24 the
- * sampler's record was sb_cpu_sample itself cut after its frames: 2,280 bytes plus 8 per frame
- * whatever the sample held (the kernel-stack slot and every label slot were sent empty), and
- * copying it into the ring was a fifth of the sampler's time (README "Session 24"). The exit
- * probe sent its call paths the same way (every label slot, empty or not) until it packed this
- * record too (README "Slow-call stacks"). */
+ * a header of its own, into sb_xp_stack: exitprobe/stack_record.h). Sending sb_cpu_sample
+ * itself cut after its frames would be 2,280 bytes plus 8 per frame whatever the sample held
+ * (the kernel-stack slot and every label slot sent empty), and copying that into the ring costs
+ * a fifth of the sampler's time; the exit probe's call paths, sent that way, cost 1,784 bytes
+ * plus 8 per frame (docs/design/0009-packed-ring-record.md). */
 struct sb_sample_record {
   sb_u32 pid;
   sb_u32 tid;

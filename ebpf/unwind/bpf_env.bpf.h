@@ -37,10 +37,10 @@ SB_INLINE int sb_delta_entry(void *env, __u32 index, struct sb_sp_delta *out) {
  *
  * Where it lives is most of what a lookup costs: the line is cold (the sampled program ran
  * since the last sample), and a cold line of vmalloc'd memory (a per-CPU map's values, a large
- * array) misses the TLB too, which in a virtual machine is a two-level page walk. Until session
- * 23 it was a per-CPU array: touching a slot just before the unwind took 165-270 ns off a
- * goroutine's sample here, touching another line of its page 116 ns (README "Session 23").
- * Now it is one array shared by every CPU, 16 KiB: the kernel allocates an array map of up to
+ * array) misses the TLB too, which in a virtual machine is a two-level page walk: with the cache
+ * in a per-CPU array, touching a slot just before the unwind takes 165-270 ns off a goroutine's
+ * sample here, touching another line of its page 116 ns (docs/design/0006-pcsp-index-and-cache.md).
+ * So it is one array shared by every CPU, 16 KiB: the kernel allocates an array map of up to
  * 32 KiB from the slab, in the direct map, whose huge pages rarely miss. Shared, each entry is
  * one word (pcsp_cache_word.h), read and written whole. */
 #ifdef SB_PCSP_CACHE

@@ -62,7 +62,7 @@ struct sb_walk {
   sb_u64 hdr_goid;
   sb_u32 hdr_status;
   sb_u64 label_g;        /* the goroutine the sample is labelled with (its goid in out->goid;
-                            its labels, issue 14): 0 when none */
+                            its labels): 0 when none */
   /* Left by the cgocallback crossing for the asmcgocall crossing below the C frames it leads
    * to (sb_cross_cgocallback): the goroutine whose callback this is (0: none), where
    * cgocallback's fake frame on its stack holds asmcgocall's saved pc, and the saved sp. */

@@ -191,8 +191,8 @@ struct sb_gogo_caller {
  * to 8, then the value. With this struct's size 8 more than a multiple of 64 (asserted below)
  * every element is a whole number of lines and every value starts 8 bytes before a line
  * boundary (measured: 56 mod 64), so the first word is alone on its line and the hot fields
- * after it start a line. Session 13 found the hot fields had been one line off since
- * the layout was made (flags and arch alone on a line every sample touched). */
+ * after it start a line. Laid out without that, the hot fields fall one line off (flags and
+ * arch alone on a line every sample touches). */
 struct sb_proc_info {
   sb_u64 iscgo_addr;    /* arm64: runtime address of the byte runtime.iscgo (SB_PI_HAS_ISCGO); first:
                            rarely read, it takes the word before the first line boundary */
@@ -253,7 +253,7 @@ struct sb_proc_info {
   /* mcall saves its own return address: the return sites of every call to runtime.mcall,
    * ascending, as offsets from text_start. */
   sb_u32 mcall_sites[SB_MAX_MCALL_SITES];
-  /* newstack's copy of m.morebuf (issue 13 item 2): where DWARF's location list puts
+  /* newstack's copy of m.morebuf (docs/unwinder.md, morestack): where DWARF's location list puts
    * runtime.newstack's local `morebuf` (a runtime.gobuf: f's caller's pc and sp, and g) at a
    * fixed offset from newstack's CFA, for return addresses in [newstack_lo, newstack_hi)
    * (offsets from text_start). After newstack preempted the goroutine (gopreempt_m -> dropg ->
@@ -264,7 +264,7 @@ struct sb_proc_info {
   sb_s32 morebuf_cfa_off;    /* morebuf is at newstack's CFA + this */
   sb_u16 gobuf_g;            /* offset of gobuf.g (from the same DWARF) */
   sb_u16 pad_morebuf;
-  /* amd64 gogo's windows (issue 13 item 4; unwinder/gogo_window.h), runtime addresses, 0: not
+  /* amd64 gogo's windows (unwinder/gogo_window.h), runtime addresses, 0: not
    * decoded. [gogo_g0_lo, gogo_g0_hi): TLS g is already the goroutine, SP still on g0;
    * [gogo_gp_lo, gogo_gp_hi): SP is the goroutine's sched.sp, BP its own from gogo_bp_loaded,
    * and it resumes at sched.pc. */
@@ -423,16 +423,16 @@ enum sb_cmp_field { SB_CMP_SAMPLES = 0, SB_CMP_UNWIND_NS, SB_CMP_UNWIND_FRAMES, 
 /* Counters kept by the unwinder (per CPU in BPF, per run on the host). */
 struct sb_counters {
   /* Laid out by which cache line a sample writes (the per-CPU array's value starts on a line,
-   * measured), so that a sample writes as few lines as it can. (Session 13: this and the
-   * proc_info fix above, two lines fewer per sample, did not show above the benchmark's noise;
-   * kept because the order costs nothing.) Line 0: what every sample writes: samples, the unwind's time and frames, the labels' time,
+   * measured), so that a sample writes as few lines as it can. (This order and proc_info's
+   * above, two lines fewer per sample, do not show above the benchmark's noise; they cost
+   * nothing.) Line 0: what every sample writes: samples, the unwind's time and frames, the labels' time,
    * the pcsp counters and stop[0..1] (stop[SB_STOP_ROOT]: nearly every stack). */
   sb_u64 samples;
   sb_u64 unwind_ns;       /* time spent unwinding tracked samples (BPF: bpf_ktime_get_ns) */
   sb_u64 unwind_frames;   /* frames those unwinds produced */
   sb_u64 labels_ns;       /* time spent reading goroutine labels (goroutine_labels.h) */
   sb_u64 pcsp_lookups;    /* pcsp values looked up (the leaf, SP walks, some crossings) */
-  sb_u64 pcsp_cache_hits; /*   of which the sampler's per-CPU cache answered (bpf_env.bpf.h) */
+  sb_u64 pcsp_cache_hits; /*   of which the sampler's pcsp cache answered (bpf_env.bpf.h) */
   sb_u64 stop[SB_STOP_MAX]; /* from offset 48: stop[SB_STOP_ROOT] at 56, still line 0 */
   sb_u64 lost;            /* ring buffer full */
   sb_u64 unknown_pid;     /* samples of processes not (yet) tracked */
