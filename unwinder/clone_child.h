@@ -1,7 +1,7 @@
 // runtime.clone (newosproc's new thread): where the child runs, decoded from clone's own code
-// so stripped binaries have it too (issue 13, lefthook live: a new thread's first samples used
-// to end with end_of_chain, read_fault or bad_fp, or showed the parent's frames: the child
-// starts with the parent's frame pointer and an empty stack).
+// so stripped binaries have it too. The child starts with the parent's frame pointer and an
+// empty stack: walked as any other thread, a new thread's first samples end with end_of_chain,
+// read_fault or bad_fp, or show the parent's frames (seen live on lefthook).
 // amd64 (Go 1.19-1.27, sys_linux_amd64.s):
 //   SYSCALL                 clone(2): the child starts at the next instruction, SP = the new
 //   CMPQ AX, $0             }  g0 stack's top (nothing above it), fs_base = the new m's TLS,

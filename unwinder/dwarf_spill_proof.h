@@ -1,8 +1,8 @@
 // Where DWARF says an arm64 mcall callee keeps its `gp` argument: the location-list entries of
 // the parameter that put it at a fixed frame-base offset (DW_OP_fbreg K, frame base = CFA =
 // the callee's entry SP). The unwinder uses the g0 slot of a dropped goroutine only inside such
-// ranges when DWARF is there (issue 4: never a guess); go_binary_facts.cc compares them with the
-// slot decoded from the callee's prologue.
+// ranges when DWARF is there (never a guess: docs/design/0004-saved-state-proofs.md);
+// go_binary_facts.cc compares them with the slot decoded from the callee's prologue.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,7 @@ Result<std::map<std::string, std::vector<StackHome>>> GpStackHomes(const std::st
 // morestack filled: f's caller's pc and sp, and the goroutine that grew its stack): the
 // location-list entries that put it at a fixed offset from newstack's CFA, and the offset of
 // the member g in its type (runtime.gobuf). The unwinder finds the goroutine there after
-// newstack preempted it (issue 13 item 2).
+// newstack preempted it.
 struct MorebufHome {
   std::vector<StackHome> homes;  // fbreg: morebuf starts at CFA + fbreg
   uint64_t gobuf_g = 0;          // offset of gobuf.g

@@ -77,9 +77,9 @@ struct GoBinaryFacts {
   uint64_t morestack_noctxt = 0;
   uint64_t systemstack_switch_start = 0;
   uint64_t systemstack_switch_end = 0;
-  // newstack's local `morebuf` after it preempted the goroutine (issue 13 item 2; see
-  // sb_proc_info.newstack_lo): link-time [lo, hi) of newstack where DWARF puts it at CFA +
-  // morebuf_cfa_off; hi 0 when not proven (then such goroutines are not recovered).
+  // newstack's local `morebuf` after it preempted the goroutine (see sb_proc_info.newstack_lo):
+  // link-time [lo, hi) of newstack where DWARF puts it at CFA + morebuf_cfa_off; hi 0 when not
+  // proven (then such goroutines are not recovered).
   uint64_t newstack_morebuf_lo = 0, newstack_morebuf_hi = 0;
   int32_t morebuf_cfa_off = 0;
   uint16_t gobuf_g = 0;
@@ -89,11 +89,11 @@ struct GoBinaryFacts {
   int32_t morebuf_code_cfa_off = 0;
   uint16_t morebuf_code_gobuf_g = 0;
   std::string morebuf_code_source;
-  GogoWindow gogo;             // gogo's windows (issue 13 item 4; arm64 since session 7), link-time
+  GogoWindow gogo;             // gogo's windows (amd64, arm64), link-time
   SystemstackWindow systemstack;  // systemstack's windows (amd64, arm64), link-time
   SystemstackWindow asmcgocall;   // asmcgocall's windows of the same kind (amd64), link-time
-  // systemstack / asmcgocall: the switched path and the direct one (issue 13: a frame of theirs
-  // on g0 is crossed only in the switched path), link-time, amd64 and arm64
+  // systemstack / asmcgocall: the switched path and the direct one (a frame of theirs on g0
+  // is crossed only in the switched path), link-time, amd64 and arm64
   SwitchPaths systemstack_paths, asmcgocall_paths;
   CloneChild clone;            // runtime.clone's child (a new thread's root; amd64 also the shared part), link-time
   std::vector<std::string> missing;       // facts we looked for and did not find

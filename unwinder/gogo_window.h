@@ -1,6 +1,6 @@
 // The windows of amd64 `gogo` (the runtime's resume of a goroutine from its gobuf) in which
 // the TLS g is already the goroutine while the registers are not yet all its: decoded from the
-// function's own code, so stripped binaries have them too (issue 13 item 4).
+// function's own code, so stripped binaries have them too (docs/unwinder.md, gogo windows).
 //   MOVQ DX, FS:g        TLS g = gp                      } on_g0: SP is still on g0 (execute
 //   MOVQ DX, R14                                          }        called gogo there)
 //   MOVQ gobuf_sp(BX), SP                                 } on_gp: SP is gp's; BP is g0's until

@@ -1,6 +1,6 @@
 // Where runtime.newstack keeps its local `morebuf` (its copy of m.morebuf: the goroutine that
 // grew its stack, and f's caller's pc and sp), derived from newstack's machine code, so that
-// stripped binaries have it too (issue 13 item 2; dwarf_spill_proof.h proves the same slot
+// stripped binaries have it too (dwarf_spill_proof.h proves the same slot
 // from DWARF where there is DWARF). The shape it must find, or it reports not found:
 //   morebuf := thisg.m.morebuf      loads of [g.m + K, + gobuf size) stored into one frame slot
 //   thisg.m.morebuf.pc = 0 (lr, sp, g)  four zero stores to m + K + gobuf.{pc,lr,sp,g}

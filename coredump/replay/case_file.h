@@ -22,9 +22,9 @@ struct CaseThread {
   std::string stop;                  // "root", "stale_goroutine", ...
   std::vector<std::string> crossed;  // switches crossed, e.g. {"leaf", "systemstack"}
   std::vector<std::string> frames;   // "main.f+0x1c in main.go:12", leaf first
-  // Optional (cases made since issue 14): the goroutine's pprof labels ("key=value", sorted)
-  // and their status ("ok", "none", "off", ...). Compared only when the case has them, so
-  // older cases keep passing unchanged.
+  // Optional: the goroutine's pprof labels ("key=value", sorted) and their status ("ok",
+  // "none", "off", ...). Compared only when the case has them, so cases made without labels
+  // pass unchanged.
   bool has_labels = false;
   std::vector<std::string> labels;
   std::string labels_status;
