@@ -425,8 +425,8 @@ struct sb_counters {
   /* Laid out by which cache line a sample writes (the per-CPU array's value starts on a line,
    * measured), so that a sample writes as few lines as it can. (This order and proc_info's
    * above, two lines fewer per sample, do not show above the benchmark's noise; they cost
-   * nothing.) Line 0: what every sample writes: samples, the unwind's time and frames, the labels' time,
-   * the pcsp counters and stop[0..1] (stop[SB_STOP_ROOT]: nearly every stack). */
+   * nothing.) Line 0: what every sample writes: samples, the unwind's time and frames, the
+   * labels' time, the pcsp counters and stop[0..1] (stop[SB_STOP_ROOT]: nearly every stack). */
   sb_u64 samples;
   sb_u64 unwind_ns;       /* time spent unwinding tracked samples (BPF: bpf_ktime_get_ns) */
   sb_u64 unwind_frames;   /* frames those unwinds produced */
