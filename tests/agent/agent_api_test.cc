@@ -1,4 +1,4 @@
-// The Agent API that other threads use while Run() goes on (the serving side of issue 12):
+// The Agent API that other threads use while Run() goes on (what the HTTP endpoint serves from):
 // Processes(), Counters(), several Capture() calls at once, cancel, on_window_written. Runs
 // the real sampler on the demo workload (needs root and BPF; skips otherwise).
 #include "agent/agent.h"

@@ -1,4 +1,4 @@
-// Goroutine pprof labels in agent windows (issue 11 with issue 14's labels): the labels
+// Goroutine pprof labels in agent windows: the labels
 // workload (goroutines with known label sets and work) followed by `switchback agent` with 2 s
 // windows; the window files' samples carry the goroutine label sets beside the agent's own
 // process labels, the sets runtime/pprof of the same run shows (-cpuprofile; the shares are

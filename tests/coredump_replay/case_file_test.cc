@@ -51,13 +51,13 @@ TEST(CaseFile, SerializeRoundTrips) {
   EXPECT_EQ(again->threads[0].crossed, c->threads[0].crossed);
 }
 
-// Goroutine labels per thread (cases since issue 14): optional, so older cases parse and
-// serialize exactly as before, and a thread with labels keeps them through a round trip.
+// Goroutine labels per thread: optional, so cases without them parse and serialize with no
+// labels field, and a thread with labels keeps them through a round trip.
 TEST(CaseFile, LabelsAreOptionalPerThread) {
-  auto old = ParseCase(kCase);
-  ASSERT_TRUE(old.ok());
-  EXPECT_FALSE(old->threads[0].has_labels);
-  EXPECT_EQ(SerializeCase(*old).find("labels"), std::string::npos);
+  auto plain = ParseCase(kCase);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->threads[0].has_labels);
+  EXPECT_EQ(SerializeCase(*plain).find("labels"), std::string::npos);
 
   std::string with = kCase;
   std::string frames_end = R"(asm_amd64.s:1594"]})";
@@ -106,7 +106,7 @@ TEST(CaseFile, BadInputNamesTheProblem) {
 }
 
 // A labelled case (a goroutine labelled alloc=big under systemstack) fails when its expected
-// labels differ from the replay's, and passes with them, or without any (the older format).
+// labels differ from the replay's, and passes with them, or without any (a case that holds none).
 TEST(CaseFile, LabelsOfALabelledCaseAreCompared) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("case-labels-" + std::to_string(getpid()));

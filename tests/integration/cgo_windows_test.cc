@@ -1,13 +1,13 @@
 // runtime.asmcgocall's two windows, live: it sets g to g0 one instruction before it moves SP to
 // g0's stack, and back to the goroutine one instruction before it moves SP back. A sample in
-// the second was walked as on the goroutine from g0's SP and read asmcgocall's saved g as a
-// return address: a stray frame between asmcgocall and cgocall in a stack counted whole
-// (session 20; FindAsmcgocallWindow decodes the windows, sb_switch_window walks them).
+// the second walked as on the goroutine from g0's SP reads asmcgocall's saved g as a return
+// address: a stray frame between asmcgocall and cgocall in a stack counted whole
+// (FindAsmcgocallWindow decodes the windows, sb_switch_window walks them).
 //
 // The cgo demo with -rounds=0 (a loop of C calls that return at once) is recorded on Go 1.27
-// for 8 s at 4999 Hz (~79,000 samples, ~3,500 through asmcgocall): the old walk showed 4, 7 and
-// 16 stray frames in three runs (at 999 Hz only 0-1 per run: too few to tell), the new one none
-// in three. The coredump cases amd64-*-acgo-gp hold the same state exactly.
+// for 8 s at 4999 Hz (~79,000 samples, ~3,500 through asmcgocall): a walk without the windows
+// shows 4, 7 and 16 stray frames in three runs (at 999 Hz only 0-1 per run: too few to tell),
+// this one none in three. The coredump cases amd64-*-acgo-gp hold the same state exactly.
 #include <signal.h>
 
 #include <string>
@@ -70,7 +70,7 @@ TEST(CgoWindowsTest, ShortCgoCallsHaveNoStrayFrames) {
   // next to the rest of the loop. Printed above; only the stray frames are the unwinder's.
   EXPECT_GT(in_asmcgocall, 0) << "the cgo loop was never sampled: the test means nothing";
   EXPECT_EQ(stray, 0) << "e.g. " << example << " right below runtime.asmcgocall";
-  ExpectWholeStacks(*p, {}, 0.998);  // issue 13's limit for whole stacks
+  ExpectWholeStacks(*p, {}, 0.998);  // the live tests' limit for whole stacks (docs/testing.md)
 }
 
 }  // namespace

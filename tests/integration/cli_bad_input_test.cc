@@ -1,8 +1,8 @@
 // Bad input to the real CLI: each case gets one clear line on stderr and a non-zero exit (or,
 // where the input is usable, a correct recording with a warning), never a crash or a hang.
-// Cases from issue 6: a pid that does not exist or exits during attach, a non-Go process, a Go
-// process with unknown runtime facts, truncated or corrupted cores, a binary replaced on disk
-// after the process started, no capability for BPF, output paths that cannot be written.
+// Cases: a pid that does not exist or exits during attach, a non-Go process, a Go process with
+// unknown runtime facts, truncated or corrupted cores, a binary replaced on disk after the
+// process started, no capability for BPF, output paths that cannot be written.
 // Tests that record need root and BPF (label `bpf`) and skip otherwise.
 #include <signal.h>
 #include <sys/wait.h>

@@ -29,13 +29,13 @@ namespace {
 using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
 
 // Whole stacks (a root, goroutine_exited or goroutine_left), and the most any one way of
-// stopping may take (max_frames excepted): issue 13's 99.8% and 0.1%. One recording here has
-// ~2,500 samples, where 0.1% is 2.5 samples, so a stop reason may also take kMaxStopSamples
-// (a reason at 0.01%, as measured, reaches 4 samples in one of these recordings with a
-// probability of 1e-4). stack_ends_test asserts 0.1% flat over ~28,000 samples of every mode of
-// every release. Measured after goroutine_left (session 7, stack_ends_test on a loaded 2-core
-// VM): 99.99% of 28,002 samples whole; bad_fp 2 (recurse, Go 1.21 and 1.25), end_of_chain 1
-// (chan, Go 1.23).
+// stopping may take (max_frames excepted): the live tests' 99.8% and 0.1% (docs/testing.md,
+// "How the live tests judge a stack"). One recording here has ~2,500 samples, where 0.1% is
+// 2.5 samples, so a stop reason may also take kMaxStopSamples (a reason at 0.01%, as measured,
+// reaches 4 samples in one of these recordings with a probability of 1e-4). stack_ends_test
+// asserts 0.1% flat over ~28,000 samples of every mode of every release. Measured with
+// stack_ends_test on a loaded 2-core VM: 99.99% of 28,002 samples whole; bad_fp 2 (recurse,
+// Go 1.21 and 1.25), end_of_chain 1 (chan, Go 1.23).
 constexpr double kMinRootShare = 0.998;
 constexpr double kMaxStopShare = 0.001;
 // Also the samples that may stop short of a root whatever their share: a loaded machine gives
@@ -44,7 +44,7 @@ constexpr int64_t kMaxStopSamples = 3;
 // A stack is "frequent" at this share of its profile's samples (1%), and only looked for in the
 // other profile where it is expected there kMinExpected times at least: runtime/pprof samples
 // at 100 Hz, so its profile may hold only ~700 samples, where a 1% stack is absent by chance
-// with a probability of 1e-3 (0.99^700; it happened once, Go 1.26, session 7). With 10
+// with a probability of 1e-3 (0.99^700; it has happened, on Go 1.26). With 10
 // expected, e^-10 = 5e-5.
 constexpr double kFrequentStack = 0.01;
 constexpr double kMinExpected = 10;
@@ -238,10 +238,10 @@ TEST_P(GoVersionsTest, CgoCrossesAsmcgocall) {
 // not from m.g0.sched.sp): a callback's stack crosses
 // cgocallback back to the C frames on g0 and asmcgocall back to the goroutine that called C.
 // asmcgocall's save is the one in cgocallback's fake frame: the goroutine's gobuf holds what
-// the callback saved since. Before session 26 (tools/bench/stop_reasons.sh MODES=cgo-callbacks)
-// 17% of Go 1.19's samples were whole (bad_fp from a stale sched.bp, stale_goroutine, the
-// callback repeated up to max_frames) and 96-97% of Go 1.21-1.27's (stale_goroutine: the
-// goroutine parked inside the callback, m.curg 0).
+// the callback saved since. Crossed from the gobuf instead, 17% of Go 1.19's samples are whole
+// (bad_fp from a stale sched.bp, stale_goroutine, the callback repeated up to max_frames) and
+// 96-97% of Go 1.21-1.27's (stale_goroutine: the goroutine parked inside the callback, m.curg
+// 0), as tools/bench/stop_reasons.sh MODES=cgo-callbacks measures.
 TEST_P(GoVersionsTest, CgoCallbacksReturnToTheGoroutineThatCalledC) {
   Recording r;
   ASSERT_NO_FATAL_FAILURE(RecordCgo({"-duration=0", "-callbacks"}, &r));

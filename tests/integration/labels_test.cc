@@ -1,4 +1,4 @@
-// Goroutine pprof labels on live samples (issue 14): the labels workload (goroutines with
+// Goroutine pprof labels on live samples: the labels workload (goroutines with
 // different label sets and known work, one changing its labels every 100 ms, one without any,
 // one allocating large objects on g0 under systemstack) recorded with `switchback record`, for
 // Go 1.19 (Debian's) and 1.21 to 1.27 (tools/fetch-go.sh, fetched when missing). The label sets
@@ -50,7 +50,7 @@ class LabelsTest : public ::testing::TestWithParam<std::string> {
 TEST_P(LabelsTest, SharesMatchRuntimePprof) {
   const std::string v = GetParam();
   // Fetched like go_versions_test's (a clean clone runs this before that test: with the cache
-  // only, the fetched releases were skipped there, silently, in session 7's CI run).
+  // only, a CI run would skip the fetched releases here, silently).
   std::string why, go = GoFor(v, /*fetch=*/true, &why);
   ASSERT_FALSE(go.empty()) << why;
   std::string exe = BuildWorkload(go, v, "labels", /*cgo=*/false, &why);

@@ -272,10 +272,10 @@ TEST_F(RecordTest, AllFollowsGoProcessesStartedLater) {
   EXPECT_GT(proc->value("samples", int64_t{0}), 0) << proc->dump();
   EXPECT_EQ(FindProcess(j, other.pid()), nullptr) << "a non-Go process was followed";
   // The verifier's work to load the sampler is reported, and under its 1M-instruction limit
-  // (this kernel reports it: 6.x). The README gives the figure; headroom is the constraint on
-  // every new crossing.
-  // Issue 13 halved it at least: each crossing and the frame step are BPF global functions,
-  // verified once each (about 9 k today; 460 k when they were inlined into the frame loop).
+  // (this kernel reports it: 6.x). docs/verifier-budget.md gives the figure; headroom is the
+  // constraint on every new crossing. Each crossing and the frame step are BPF global functions,
+  // verified once each (inlined into the frame loop they cost 460 k:
+  // docs/design/0005-bpf-global-functions.md).
   int64_t verified = j["bpf"].value("verified_insns", int64_t{0});
   std::cout << "[ info     ] sampler verified_insns: " << verified << "\n";
   EXPECT_GT(verified, 1000);

@@ -1,6 +1,6 @@
-// Issue 13's live limits: on every supported Go release and every demo workload mode, whole
-// stacks (a root, goroutine_exited or goroutine_left) are at least 99.8% of the samples and no
-// way of stopping but max_frames takes more than 0.1%.
+// The live limits (docs/testing.md): on every supported Go release and every demo workload
+// mode, whole stacks (a root, goroutine_exited or goroutine_left) are at least 99.8% of the
+// samples and no way of stopping but max_frames takes more than 0.1%.
 //
 // One recording per release holds every mode at once: each mode runs alone in its own process
 // (demo -mode=M, plus the cgo demo), all recorded by one `switchback record -p ... -p ...`, and
@@ -10,7 +10,8 @@
 //   - per mode, over the releases (~6,000 samples);
 //   - per release and mode (~700 samples, where one sample is 0.14%) only a loose guard
 //     (kMaxCellStopShare), so that one mode going wrong on one release is still caught.
-// The table of every cell is printed ([ info ] lines; the README's table comes from it).
+// The table of every cell is printed ([ info ] lines; docs/performance.md, "Whole stacks",
+// quotes its totals).
 #include <signal.h>
 #include <unistd.h>
 
@@ -32,8 +33,8 @@ namespace {
 
 using namespace sb::itest;  // NOLINT: the harness is this file's vocabulary
 
-constexpr double kMinWholeShare = 0.998;    // issue 13
-constexpr double kMaxStopShare = 0.001;     // issue 13, any reason but max_frames
+constexpr double kMinWholeShare = 0.998;
+constexpr double kMaxStopShare = 0.001;     // any reason but max_frames
 constexpr double kMaxCellStopShare = 0.01;  // one release, one mode: a guard, not the limit
 // The sample counts above are an idle machine's: a loaded one gives each process less CPU, and
 // the shares are of fewer samples, where one sample can be 0.1% of a release or 1% of a cell.

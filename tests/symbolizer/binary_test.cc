@@ -50,7 +50,7 @@ TEST(BinaryTest, NativeSymbols) {
                                     "int main(int argc, char** argv) { return helper(argc); }\n";
   // nosize has no .size directive: it must extend to the next symbol (after_nosize). marker is
   // a size-0 local label at the same address as a sized function, as Go's runtime.etext is at
-  // the first C function of a cgo binary (goCallback, named runtime.etext before session 21).
+  // the first C function of a cgo binary (goCallback, which must not be named runtime.etext).
   std::ofstream(dir + "/asm.S") << ".text\n.globl nosize\n.type nosize,@function\nnosize:\n"
                                    "nop\nnop\nnop\nnop\nret\n"
                                    ".globl after_nosize\n.type after_nosize,@function\n"

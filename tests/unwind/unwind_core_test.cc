@@ -1185,7 +1185,7 @@ TEST_F(NewstackMorebufTest, NoProofNoGoroutine) {
   EXPECT_EQ(RunOnG0().sample.stop_reason, SB_STOP_ROOT);
 }
 
-// amd64 gogo (issue 13 item 4): MOVQ DX, FS:g (9 bytes) | MOVQ DX, R14 | MOVQ (BX), SP |
+// amd64 gogo (unwinder/gogo_window.h): MOVQ DX, FS:g (9 bytes) | MOVQ DX, R14 | MOVQ (BX), SP |
 // ... MOVQ 0x30(BX), BP ... | JMP BX. Decoded windows at kGogo.
 constexpr uint64_t kGogo = 0x401a00;  // [0x401a00, 0x401a40), no frame (pcsp 0)
 
@@ -1347,8 +1347,8 @@ TEST_F(SystemstackWindowTest, SwitchBackUsesSchedOnOlderGo) {
 // `MOVQ SI, SP`. Switch back: TLS is the goroutine again while SP is still on g0, at the aligned
 // frame where asmcgocall saved the stack depth ([SP]) and g ([SP+8]). Walked as on g0, the
 // asmcgocall crossing leads to cgocall's caller (here the sched recipe, Go 1.19); walked as on
-// the goroutine (before session 20) the saved words were read as return addresses: a stray
-// frame between asmcgocall and its caller (tests/integration/cgo_windows_test.cc).
+// the goroutine, the saved words would be read as return addresses: a stray frame between
+// asmcgocall and its caller (tests/integration/cgo_windows_test.cc).
 TEST_F(SystemstackWindowTest, AsmcgocallSwitchBackWalksG0AndCrosses) {
   info_.acgo_switched_lo = static_cast<uint32_t>(kAsmcgocall + 0x10 - kText);
   info_.acgo_direct_lo = static_cast<uint32_t>(kAsmcgocall + 0x34 - kText);
@@ -1892,7 +1892,7 @@ TEST_F(CgoCallbackTest, SampledInCgocallbackWalksTheStackSpIsOn) {
   counters_ = {};
   auto in = Run(kCgocallback + 0x10, g0_sp_, kG0StackHi - 0x800);
   // crosscall2 by its pcsp, as the crossing takes it: the C stub is there (a frame-pointer
-  // step past crosscall2 skipped it here before session 27).
+  // step past crosscall2 skips it here).
   want = Whole();
   want.erase(want.begin(), want.begin() + 1);
   want[0] = kCgocallback + 0x10;
@@ -2151,11 +2151,11 @@ TEST_F(UnwindCoreArm64Test, GoschedCalleeGoroutineFromGoschedImplsSpill) {
   // At the BL itself goschedImpl has not run: the slot is not read.
   auto at_bl = Run(kGoschedM + 0x20, callee_sp, callee_sp - 8, kGoschedM + 0x10, kG0);
   EXPECT_EQ(at_bl.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
-  // Without the range (before session 21): nothing names the goroutine.
+  // Without the range: nothing names the goroutine.
   for (uint32_t i = 0; i < info_.nranges; i++)  // (Run keeps the ranges sorted: found by start)
     if (info_.ranges[i].start == kGoschedM + 0x21) info_.ranges[i].kind = SB_FN_NONE;
-  auto before = Run(kAllocFn + 0x50, sched_sp, sched_sp - 8, 0, kG0);
-  EXPECT_EQ(before.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
+  auto no_range = Run(kAllocFn + 0x50, sched_sp, sched_sp - 8, 0, kG0);
+  EXPECT_EQ(no_range.sample.stop_reason, SB_STOP_STALE_GOROUTINE);
 }
 
 // morestack on arm64: f's caller is in sched.lr (morestack saved R3 = f's LR there).

@@ -101,7 +101,7 @@ TEST(GoBinaryFacts, SavePointsOfTheSavedPcRule) {
   EXPECT_EQ(pi.morestack, f->morestack + 0x1000);
 }
 
-// newstack's local morebuf (issue 13 item 2): DWARF puts it at one CFA offset across the
+// newstack's local morebuf: DWARF puts it at one CFA offset across the
 // return addresses of newstack's calls to gopreempt_m and preemptPark (Go 1.19), inside
 // newstack and inside its frame (negative offset); gobuf.g is at 16. Stripped: the code proves
 // the same slot.
@@ -188,7 +188,7 @@ TEST(GoBinaryFacts, FramelessCallersOfGo119) {
   }
 }
 
-// amd64 gogo's windows (issue 13 item 4), decoded from its code, stripped or not: the TLS store
+// amd64 gogo's windows, decoded from its code, stripped or not: the TLS store
 // is its first instruction, the SP load ends the g0 window, the JMP ends the goroutine one.
 TEST(GoBinaryFacts, GogoWindowsDecoded) {
   std::shared_ptr<sym::Binary> bin;

@@ -75,7 +75,7 @@ TEST(SampleRecord, EveryPartLandsInItsField) {
 }
 
 // What most samples are: a user stack, no kernel frames, no labels. The record is the header,
-// the frames and one exact word: a tenth of the fixed record sent before session 24.
+// the frames and one exact word: a tenth of the fixed sb_cpu_sample cut after its frames.
 TEST(SampleRecord, APlainSampleIsSmall) {
   std::vector<uint64_t> frames = {0x401000, 0x402000, 0x403000};
   auto rec = Record(Header(3, 0, 0), frames, {0x1}, {}, {});
