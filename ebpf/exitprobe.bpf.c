@@ -433,9 +433,9 @@ static __always_inline int send_stack(struct pt_regs *ctx) {
     return 0;
   }
   size += sizeof(out->h);
-  /* Waking the reader (an irq_work per record) cost most of a path's time: 4.5 -> 1.2 us of
-   * BPF time per path without it, and ~10 us of the traced thread's CPU time per call (README
-   * "Slow-call stacks"). Userspace reads the ring every
+  /* Waking the reader (an irq_work per record) costs most of a path's time: 4.5 -> 1.2 us of
+   * BPF time per path without it, and ~10 us of the traced thread's CPU time per call
+   * (docs/design/0009-packed-ring-record.md). Userspace reads the ring every
    * 100 ms anyway (Tracer::PollStacks polls, then consumes), so wake it only when a quarter of
    * the ring is used, as the sampler does. */
   __u64 wake = bpf_ringbuf_query(&stacks, BPF_RB_AVAIL_DATA) > (SB_XP_STACKS_RINGBUF_SIZE / 4)

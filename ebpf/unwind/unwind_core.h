@@ -1408,7 +1408,7 @@ SB_INLINE int sb_tls_g_live(struct sb_unwind_state *st) {
  * sample there finds g = m.curg while the registers are not yet all gp's (unwinder/gogo_window.h
  * decodes the windows):
  *   SP still on g0 (before the SP load)  the thread is on g0, in gogo called by execute: walk
- *                                        g0 (it used to end with bad_fp on the wrong stack);
+ *                                        g0 (walked as gp it ends with bad_fp, on the wrong stack);
  *   SP = gp.sched.sp (up to the JMP)     gp is about to resume at gp.sched.pc (gogo clears
  *                                        sched.sp/bp/lr after loading them, never sched.pc):
  *                                        emit gogo, then walk gp from sched.pc with SP, and BP
@@ -1495,7 +1495,8 @@ SB_INLINE void sb_gogo_window(struct sb_unwind_state *st, const struct sb_regs *
  *   switch back (curg, SP on g0, where fn has returned)  as on g0: the systemstack
  *                                          crossing leads to curg (its frame record from Go
  *                                          1.21, curg.sched before; both intact until after
- *                                          the SP load). It used to end with end_of_chain.
+ *                                          the SP load). Walked as on curg it ends with
+ *                                          end_of_chain.
  * arm64: inside save_g called from either window (LR its return site) too; save_g is frameless,
  * so the walk goes on from LR into systemstack as from any leaf.
  * amd64 runtime.asmcgocall has the same two windows around its C call (acgo_*): switch back
