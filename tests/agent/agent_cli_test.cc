@@ -287,10 +287,10 @@ TEST_F(AgentCliTest, ExecIsFollowedIntoAndOutOfTheSelectedProgram) {
 // Inside execve the image is replaced under the same pid: from exec_mmap on, the thread's memory
 // is the new image's while the followed process's facts are the old one's (they are dropped at
 // the end of the load), and its user registers are the old image's until the new entry point
-// is set. A sample taken there used to be sent and unwound with the old facts: a leaf in the
+// is set. A sample taken there, if sent, is unwound with the old image's facts: a leaf in the
 // old demo's syscall function, then read_fault, under load_elf_binary (4 of 4 followed execs
-// of this chain at 999 Hz before the fix). The sampler now counts samples of a task inside
-// execve (in_execve) and sends none, so no window has a sample from the kernel's exec path.
+// of this chain at 999 Hz when such samples are sent). So the sampler counts samples of a task
+// inside execve (in_execve) and sends none: no window has a sample from the kernel's exec path.
 TEST_F(AgentCliTest, SamplesInsideExecveAreNotSent) {
   auto agent = StartAgent({"--exe", ExactExe(kDemo)}, "agent", "999");
   // A chain of demos under one pid, each spinning 1 s and then exec'ing the next: time for the

@@ -1,4 +1,4 @@
-// Exit-probe figures for the README, measured side by side in one run (rounds interleaved,
+// Exit-probe figures for docs/performance.md, measured side by side in one run (rounds interleaved,
 // medians printed), needs root:
 //
 //  (a) Per-call cost of tracing a tiny Go function (testdata/workloads/traced main.tiny: one

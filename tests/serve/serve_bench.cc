@@ -1,4 +1,4 @@
-// Figures for the README (run by tools/bench/serve_figures.sh, not by ctest):
+// Figures for docs/performance.md (run by tools/bench/serve_figures.sh, not by ctest):
 //   serve_bench latency ROUNDS      time of /debug/pprof/profile?seconds=1 beyond the second
 //                                   (median), and the server's CPU while serving 1 request/s
 //                                   against the same time idle (curl is the client, in its own

@@ -1933,7 +1933,8 @@ TEST_F(CgoCallbackTest, Crosscall2RecordsOnG0AreNotFollowed) {
 
 // Nested callbacks (Go -> C -> Go -> C -> Go): m.g0.sched.sp is the inner cgocallback's g0 SP;
 // the outer one's is saved at the inner one's g0 SP + 0 (arm64 + 16: what the runtime's unwindm
-// reads). The inner C frames used to be walked a second time in place of the outer ones.
+// reads). Crossed at m.g0.sched.sp, the inner C frames would be walked a second time in place of
+// the outer ones.
 TEST_F(CgoCallbackTest, NestedCallbacksFindTheOuterG0Frame) {
   SetSched(kG, 0, kSystemstackSwitch, 0);
   uint64_t spi = cb_fp_ - 0x28, fake_i = spi - 0x28, cbi_fp = fake_i - 16;

@@ -314,7 +314,7 @@ struct CheckArgs {
   bool verbose = false;
 };
 
-// Exit codes of `check` (documented in --help and the README).
+// Exit codes of `check` (documented in --help and docs/coredump-ci.md).
 constexpr int kCheckPassed = 0;
 constexpr int kCheckFailed = 1;   // a case differs from its expectation or cannot be replayed
 constexpr int kCheckHarness = 2;  // the harness could not run: bad arguments, no cases, no report
