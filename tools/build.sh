@@ -9,9 +9,10 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 # ninja 1.11 (Debian 12) compares mtimes only: a source that changes while its dependents compile
 # (a git merge or checkout during a build) leaves objects of the old source that are newer than
-# the new one, and they are never rebuilt. In session 5 that left agent_endpoint_test.cc.o with
-# the old ProfileData layout linked against the new pprof_reader.cc.o (an ASan
-# stack-buffer-overflow). So sources changed during the build are touched after it and built again.
+# the new one, and they are never rebuilt: an object compiled against a struct's old layout,
+# linked with one compiled against the new, fails at run time (an ASan stack-buffer-overflow,
+# seen with agent_endpoint_test.cc.o and pprof_reader.cc.o). So sources changed during the build
+# are touched after it and built again.
 stamp=$(mktemp)
 trap 'rm -f "$stamp"' EXIT
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null

@@ -3,7 +3,7 @@
 # cold (empty --cache) and warm (cache kept), for one or two switchback binaries side by side:
 #   tools/bench/coredump_check_scratch.sh [AFTER_BIN [BEFORE_BIN]]   (REPEAT=3 runs each, medians)
 # "scratch" is the disk the cache directory holds after the run (allocated blocks, du), and
-# the apparent size of its files. Figures for the README's coredump sections.
+# the apparent size of its files. Figures for docs/performance.md ("Coredump check").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 AFTER=${1:-build/tools/switchback}

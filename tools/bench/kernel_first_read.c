@@ -2,7 +2,7 @@
 // BPF stack walker (switchback's unwinder and the plain frame-pointer walk alike) pays in its
 // bpf_probe_read_user of a stack page no kernel code has read before, e.g. a goroutine stack
 // the Go runtime has just grown into fresh memory. On most hosts it is a TLB miss (well under
-// 100 ns); on the VM the README's figures come from it is ~5 us (session 20), which changes
+// 100 ns); on the AMD EPYC VM of docs/performance.md ("The machines") it is ~5 us, which changes
 // what the unwinder/plain-walk cost ratios of `tools/bench/unwind_cost.py` mean there.
 //
 // Method: writev() of 32 iovecs of 8 bytes into a pipe (the kernel copies from each), each on a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""BPF cost of kernel frames (--kernel, issue 11).
+"""BPF cost of kernel frames (--kernel; figures in docs/performance.md).
 
 The syswrite workload (2 goroutines looping on write(2) to /dev/null: about half its samples
 are in the kernel) recorded at 999 Hz with and without --kernel, rounds interleaved; per

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""BPF cost per sample of reading goroutine pprof labels (issue 14).
+"""BPF cost per sample of reading goroutine pprof labels (figures in docs/performance.md).
 
 The labels workload with 2 spinning goroutines carrying 0, 1 or 8 labels, recorded at 999 Hz;
 per sample, the sampler's time in the label reader (--stats bpf.labels_ns: bpf_ktime around

@@ -1,6 +1,6 @@
 """The benchmarks' guard against a busy machine: a run started beside other work (a forgotten
-workload, a build) measures that work too. Session 18 lost a run that way: a workload left
-running raised unwind_cost.py's depth-16 ratios by a third."""
+workload, a build) measures that work too: a workload left running raises unwind_cost.py's
+depth-16 ratios by a third."""
 import os
 import sys
 import time

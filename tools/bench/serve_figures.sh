@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Figures of serve/ (issue 12) for the README, one run:
+# Figures of serve/ for docs/performance.md ("HTTP endpoint and push"), one run:
 #  (1) latency of GET /debug/pprof/profile?seconds=1 beyond the requested second (median of
 #      ROUNDS) and the server's CPU while answering one such request per second, against a
 #      ProfileSource that returns a real Go profile (serve_bench latency: the HTTP server, the

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Cost per traced call of `switchback trace --stacks` (issue 14): the traced workload's
-# `-bench N` (N calls of main.tiny, CPU ns per call of its thread) untraced, traced, traced with
-# --stacks (every exit unwinds the caller's stack), and with --stacks --slower-than 1s (no call is
-# that slow: the unwind is skipped). Rounds interleave the modes; medians; the per-call cost is
-# traced minus untraced, and the ratios are to plain tracing measured in the same rounds.
+# Cost per traced call of `switchback trace --stacks` (docs/performance.md, "Trace"): the traced
+# workload's `-bench N` (N calls of main.tiny, CPU ns per call of its thread) untraced, traced,
+# traced with --stacks (every exit unwinds the caller's stack), and with --stacks --slower-than 1s
+# (no call is that slow: the unwind is skipped). Rounds interleave the modes; medians; the
+# per-call cost is traced minus untraced, and the ratios are to plain tracing measured in the
+# same rounds.
 #   tools/bench/trace_stacks.sh [BUILD_DIR]    (as root; REPEAT=5, CALLS=20000)
 set -euo pipefail
 cd "$(dirname "$0")/../.."

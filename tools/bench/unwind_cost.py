@@ -124,10 +124,10 @@ def ratios(bpf):
     r = {"per_frame": (un / uf) / (fn / ff), "per_sample": un / fn, "unwind_ns_frame": un / uf,
          "fp_ns_frame": fn / ff, "unwind_ns_sample": un / n, "fp_ns_sample": fn / n,
          "frames": uf / n, "fp_frames": ff / n,
-         # the sampler's per-CPU pcsp cache (binaries before session 9 report none)
+         # the sampler's pcsp cache (0 from a switchback that reports no pcsp counters)
          "pcsp_per_sample": lookups / n, "pcsp_hits": bpf.get("pcsp_cache_hits", 0) / lookups if lookups else 0}
-    # Where the samples were taken (binaries before session 18 report none): per kind, its share
-    # of the samples and of the unwinder's time, and both walks per sample.
+    # Where the samples were taken (none from a switchback that reports no compare_by_kind): per
+    # kind, its share of the samples and of the unwinder's time, and both walks per sample.
     for kind, c in bpf.get("compare_by_kind", {}).items():
         k = c["samples"]
         if k and c["fp_walk_ns"]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The agent's cost (issue 11): N busy Go processes (default 50, the demo workload spinning,
-# niced so the rest of the machine goes first) profiled by `switchback agent` at 19 Hz for
-# SECONDS (default 600). Reports the agent's CPU as a share of one CPU: user + system from
+# The agent's cost (docs/performance.md, "The agent"): N busy Go processes (default 50, the demo
+# workload spinning, niced so the rest of the machine goes first) profiled by `switchback agent`
+# at 19 Hz for SECONDS (default 600). Reports the agent's CPU as a share of one CPU: user + system from
 # /proc/PID/stat, plus its BPF program's run time (kernel.bpf_stats_enabled, from bpftool), and
 # its RSS (median and max of samples every 10 s, after the first minute of start-up).
 # Usage: tools/load/agent_budget.sh [BUILD_DIR] [SECONDS] [N]    (root)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Window file size with and without --goroutine-labels (issue 11): one busy demo process (all
+# Window file size with and without --goroutine-labels: one busy demo process (all
 # modes, 8 workers each: many goroutines), two agents side by side on it at 19 Hz with 60 s
 # windows, one with --goroutine-labels; prints the median size of each agent's files.
 # Usage: tools/load/agent_window_size.sh [BUILD_DIR] [WINDOWS]    (root; default 3 windows)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load test of `switchback record --all` (issue 6): N busy Go processes (demo -mode=spin) on
+"""Load test of `switchback record --all`: N busy Go processes (demo -mode=spin) on
 this host, recorded at F Hz for D seconds. Reports switchback's own CPU time (user + sys, from
 wait4's rusage), its peak RSS (ru_maxrss) and RSS over time, time to attach, samples, lost
 samples (ring buffer full) and samples of processes it did not follow, and checks the outputs

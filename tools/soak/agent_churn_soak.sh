@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Churn soak of `switchback agent` (issue 11): 20 long-running Go processes (the demo workload,
+# Churn soak of `switchback agent`: 20 long-running Go processes (the demo workload,
 # niced) plus one new short-lived one (2 s) every second, for SECONDS (default 3600), with
 # 60 s windows and --max-disk MAX (default 512KiB, reached in about 15 minutes). Every minute
 # it samples the agent's RSS, open fds, the pids in its BPF process map (all must be alive)

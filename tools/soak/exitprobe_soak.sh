@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak of the exit probes (issue 6): `switchback trace` attached to the traced workload's binary
+# Soak of the exit probes: `switchback trace` attached to the traced workload's binary
 # for SECONDS (default 600) while the workload (stack growth in main.deep, panics, defer, Goexit,
 # many goroutines) runs back to back; then checks that every run exited normally, that for every
 # function the trace's calls, exits and aborted equal the sum of the workload's own counters
