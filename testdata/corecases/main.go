@@ -308,7 +308,7 @@ func stateStale() {
 // the worker still in that M's g0 slot. Another M runs the worker, sysmon preempts it at a
 // stack check (asynchronous preemption is off, so its gobuf is morestack's save) and it waits
 // on a run queue: parked (g.m == 0), its SP in its stack, yet not the caller of the parked M's
-// scheduler frames (issue 13: the saved-pc rule refuses it).
+// scheduler frames (the saved-pc rule refuses it: docs/design/0004-saved-state-proofs.md).
 
 //go:noinline
 func parkedSpinStep(acc uint64) uint64 { return acc*6364136223846793005 + 1442695040888963407 }

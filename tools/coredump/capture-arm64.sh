@@ -4,8 +4,9 @@
 # under qemu-aarch64 in a temp dir, lets it reach the state, and sends SIGABRT with tgkill to a
 # sleeping thread. The program runs with -sigdfl (SIGABRT reset to SIG_DFL), so qemu writes the
 # guest core qemu_*.core without Go's crash handler running (Go's handler, even with
-# GOTRACEBACK=single, stops the world, prints and exits 2 without a core; see README). Repeats up
-# to COUNT times (default 20) and keeps the first core where classify.py finds a thread in STATE.
+# GOTRACEBACK=single, stops the world, prints and exits 2 without a core; see
+# tools/coredump/README.md). Repeats up to COUNT times (default 20) and keeps the first core where
+# classify.py finds a thread in STATE.
 # Writes into OUTDIR: STATE.core, corecases[-cgo].arm64, STATE.classify.json (per-thread pcs,
 # FP-walked frames, Go view), STATE.dlv.txt (Delve), STATE.meta.json.
 # GO=/path/to/go selects another toolchain. STATE=all captures every state.

@@ -28,7 +28,8 @@ on one thread:
                   is running on another M
   stale-parked    on g0, m.curg == 0, and the g0 slot names a goroutine parked again (g.m 0,
                   runnable) whose saved pc is in a main.* function (the corecases workload's
-                  morestack save, not mcall's: issue 13's stale state)
+                  morestack save, not mcall's: the stale state of
+                  docs/design/0004-saved-state-proofs.md)
 """
 import argparse
 import json

@@ -9,7 +9,8 @@
 #                             naming a goroutine that is running on another M
 #                    stale-parked : the same, the goroutine parked again (g.m == 0, its SP in
 #                             its stack) with a saved pc that is not a return site of a call to
-#                             runtime.mcall (issue 13's stale state)
+#                             runtime.mcall (the stale state of
+#                             docs/design/0004-saved-state-proofs.md)
 #   CAPTURE_BP       gdb location ("*0x4321", "'runtime.newstack'", "__vdso_clock_gettime")
 #   CAPTURE_BP_COND  break mode: a gdb condition on that breakpoint (e.g.
 #                    '$_any_caller_matches("^goNestInner$", 4)')

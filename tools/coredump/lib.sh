@@ -6,9 +6,9 @@ REPO_ROOT=$(cd "$COREDUMP_DIR/../.." && pwd)
 CORECASES_SRC="$REPO_ROOT/testdata/corecases"
 GO=${GO:-go}
 STATES="leaf systemstack mcall-curg dropg gosched morestack cgo cgocallback vdso signal crash idle stale stale-parked"
-# amd64 only, not in `all`: a core of testdata/workloads/labels (goroutine pprof labels, issue 14);
+# amd64 only, not in `all`: a core of testdata/workloads/labels (goroutine pprof labels);
 # systemstack-nested: a thread on g0 at the first instruction of systemstack's noswitch path (a
-# systemstack called on g0, here by the GC's markroot under the switched one: issue 13 session 11)
+# systemstack called on g0, here by the GC's markroot under the switched one)
 # arm64 only, not in `all`: gogo-g0 / gogo-gp, a thread stopped (capture-arm64.sh's breakpoint)
 # in one of gogo's windows while it hands the M to a goroutine parked on a channel;
 # sstack-g0 / sstack-gp, one stopped in one of systemstack's windows (g already g0, SP still

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make-lefthook-case.sh ARCH STATE CAPTURE_DIR [DESCRIPTION]: turns a capture-lefthook.sh capture
-# (not crash: that one has the runtime's traceback, see README) into the coredump case
-# ARCH-lefthook-2.2.2-STATE. The core's read-only segments that are the executable's own bytes
+# (not crash: that one has the runtime's traceback, see tools/coredump/README.md) into the
+# coredump case ARCH-lefthook-2.2.2-STATE. The core's read-only segments that are the executable's own bytes
 # are zeroed first (drop_file_backed.py; the replay reads them from the executable), then
 # `coredump new` records the unwinder's frames, and fp_oracle.py compares the stopped thread's
 # frames with the frame-record chain classify.py read (names from pclntab); its summary becomes

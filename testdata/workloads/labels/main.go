@@ -1,4 +1,4 @@
-// Command labels is the workload of the goroutine-label tests (issue 14): goroutines with
+// Command labels is the workload of the goroutine-label tests: goroutines with
 // different pprof label sets doing different, known amounts of CPU work, so that the label
 // shares switchback records can be compared with runtime/pprof's of the same run (-cpuprofile).
 //

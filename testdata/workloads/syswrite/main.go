@@ -1,4 +1,4 @@
-// Command syswrite is the workload of the kernel-frame tests (issue 11): goroutines that loop
+// Command syswrite is the workload of the kernel-frame tests: goroutines that loop
 // on a one-byte write(2) to /dev/null, so nearly all of its CPU time is the write system call
 // (kernel entry, vfs_write, write_null, the way back) under syscall.write.
 //
