@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the dependencies (Debian 12, as root) and builds switchback into ${BUILD_DIR:-build}.
+# Installs the dependencies (Debian 12, as root) and builds switchback into ${BUILD_DIR:-build}:
+# everything, or only BUILD_TARGETS (ninja targets, e.g. "switchback testdata/demo").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -16,10 +17,10 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DC
 stamp=$(mktemp)
 trap 'rm -f "$stamp"' EXIT
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null
-ninja -C "$BUILD_DIR" -j"$(nproc)"
+ninja -C "$BUILD_DIR" -j"$(nproc)" ${BUILD_TARGETS:-}
 mapfile -d '' changed < <(git ls-files -z 2>/dev/null | xargs -0 -r sh -c 'find "$@" -maxdepth 0 -newer "$0" -print0 2>/dev/null' "$stamp")
 if [ ${#changed[@]} -gt 0 ]; then
   echo "build.sh: ${#changed[@]} source(s) changed during the build (${changed[0]}...): building what depends on them again" >&2
   touch -- "${changed[@]}"
-  ninja -C "$BUILD_DIR" -j"$(nproc)"
+  ninja -C "$BUILD_DIR" -j"$(nproc)" ${BUILD_TARGETS:-}
 fi
