@@ -38,6 +38,12 @@ constexpr NamedKind kSpecialFunctions[] = {
     {"runtime.goexit", SB_FN_ROOT, false},
     {"runtime.mstart", SB_FN_ROOT, false},
     {"runtime.rt0_go", SB_FN_ROOT, true},
+    // The ELF entry and the jump it makes to rt0_go: a process's first instructions, with the
+    // kernel's initial stack (argc, argv) where a return address would be.
+    {"_rt0_amd64_linux", SB_FN_ROOT, true},
+    {"_rt0_amd64", SB_FN_ROOT, true},
+    {"_rt0_arm64_linux", SB_FN_ROOT, true},
+    {"_rt0_arm64", SB_FN_ROOT, true},
     {"runtime.sigtramp", SB_FN_SIGTRAMP, false},
     {"runtime.cgoSigtramp", SB_FN_SIGTRAMP, true},
     {"runtime.systemstack", SB_FN_SYSTEMSTACK, false},

@@ -40,8 +40,9 @@ const std::string kSwitchback = SB_SWITCHBACK_BIN;
 const std::string kWorkloadDir = SB_WORKLOAD_DIR;
 const std::string kGo = SB_GO_EXECUTABLE;
 
-const std::set<std::string> kRootFunctions = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
-                                              "runtime.sigtramp"};
+const std::set<std::string> kRootFunctions = {"runtime.goexit", "runtime.mstart",   "runtime.rt0_go",
+                                              "runtime.sigtramp", "_rt0_amd64_linux", "_rt0_amd64",
+                                              "_rt0_arm64_linux", "_rt0_arm64"};
 // sigtramp is not here: the signal crossing continues into the interrupted context.
 const std::set<std::string> kHardRoots = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go"};
 
@@ -112,7 +113,8 @@ std::string EndOf(const std::vector<std::string>& frames) {
   // A new thread's first instructions (runtime.clone's child side: its own code, or the code it
   // shares with the parent while its TLS g is still 0): nothing is above them, and the unwinder
   // ends the stack there with clone as its only frame. clone anywhere else is no root.
-  if (last == "runtime.clone" && frames.size() == 1) return "root";
+  if (last == "runtime.clone" && (frames.size() == 1 || (frames.size() == 2 && frames[0] == "runtime.stackcheck")))
+    return "root";  // the child calls stackcheck before anything else
   // goroutine_exited: whole, with no marker; mcall is the base of a g0 stack whose goroutine
   // has exited (the unwinder checked that goexit0 is mcall's callee).
   if (last == "runtime.mcall" && frames.size() >= 2 && frames[frames.size() - 2] == "runtime.goexit0")
