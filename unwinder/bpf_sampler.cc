@@ -218,18 +218,26 @@ Status BpfSampler::WriteCells(uint32_t first, const std::vector<sb_sp_delta>& d)
   return Status::Ok();
 }
 
+Result<PcspTableSpace::Table> BpfSampler::AcquireTable(const std::string& binary_key,
+                                                        const std::vector<sb_sp_delta>& cells,
+                                                        PcspTableSpace::Clock::time_point now) {
+  auto table = pcsp_space_.Acquire(binary_key, static_cast<uint32_t>(cells.size()), now);
+  if (!table.ok()) return table;
+  if (table->fresh) {
+    if (auto s = WriteCells(table->first, cells); !s.ok()) {
+      pcsp_space_.Release(binary_key, now);
+      return MakeError(s.error());
+    }
+  }
+  return table;
+}
+
 Status BpfSampler::TrackProcess(uint32_t pid, const sb_proc_info& in, const std::string& binary_key,
                                 const std::vector<sb_sp_delta>& pcsp_cells, const sb_exe_key* exe) {
   UntrackProcess(pid);  // a pid tracked again (exec): its old table reference goes first
   auto now = PcspTableSpace::Clock::now();
-  auto table = pcsp_space_.Acquire(binary_key, static_cast<uint32_t>(pcsp_cells.size()), now);
+  auto table = AcquireTable(binary_key, pcsp_cells, now);
   if (!table.ok()) return MakeError(table.error());
-  if (table->fresh) {
-    if (auto s = WriteCells(table->first, pcsp_cells); !s.ok()) {
-      pcsp_space_.Release(binary_key, now);
-      return s;
-    }
-  }
   sb_proc_info info = in;
   info.max_frames = max_frames_;
   info.delta_first = table->first;
@@ -261,14 +269,8 @@ void BpfSampler::UntrackProcess(uint32_t pid) {
 Result<uint32_t> BpfSampler::AddTemplate(const sb_exe_key& key, const sb_proc_info& at_bias0, uint64_t exec_vaddr,
                                          const std::string& binary_key, const std::vector<sb_sp_delta>& cells) {
   auto now = PcspTableSpace::Clock::now();
-  auto table = pcsp_space_.Acquire(binary_key, static_cast<uint32_t>(cells.size()), now);
+  auto table = AcquireTable(binary_key, cells, now);
   if (!table.ok()) return MakeError(table.error());
-  if (table->fresh) {
-    if (auto s = WriteCells(table->first, cells); !s.ok()) {
-      pcsp_space_.Release(binary_key, now);
-      return MakeError(s.error());
-    }
-  }
   // 11 KB: not on the stack.
   auto t = std::make_unique<sb_exe_template>();
   t->pi = at_bias0;

@@ -107,6 +107,9 @@ class BpfSampler {
   ::ring_buffer* samples_rb_ = nullptr;
   ::ring_buffer* procs_rb_ = nullptr;
   Status WriteCells(uint32_t first, const std::vector<sb_sp_delta>& cells);
+  // One more reference on BINARY_KEY's pcsp table, placed and written if it is new.
+  Result<PcspTableSpace::Table> AcquireTable(const std::string& binary_key, const std::vector<sb_sp_delta>& cells,
+                                             PcspTableSpace::Clock::time_point now);
   void ConsumeProcessEvents();  // within Poll only (it delivers to the poll's callbacks)
   int epoll_fd_ = -1;           // waits on both rings
 

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -134,6 +135,31 @@ int Followed(const nlohmann::json& stats, const std::set<int64_t>& pids) {
   return n;
 }
 
+// `switchback record --all` at kFrequency into DIR/TAG.pb.gz and DIR/TAG.json, attached and
+// past its scan of the running processes when this returns.
+std::unique_ptr<Child> StartRecordAll(const fs::path& dir, const std::string& tag) {
+  auto rec = std::make_unique<Child>(
+      std::vector<std::string>{kSwitchback, "record", "--all", "--duration", "600", "--frequency",
+                               std::to_string(kFrequency), "--quiet", "--output", (dir / (tag + ".pb.gz")).string(),
+                               "--stats", (dir / (tag + ".json")).string()},
+      dir / (tag + ".stdout"), dir / (tag + ".stderr"));
+  EXPECT_TRUE(WaitAttached(rec->pid(), seconds(60))) << "switchback record never opened a perf event";
+  std::this_thread::sleep_for(seconds(2));
+  return rec;
+}
+
+// Stops REC (SIGINT: it writes its outputs) and loads DIR/TAG.pb.gz and DIR/TAG.json.
+void StopRecord(Child* rec, const fs::path& dir, const std::string& tag, std::optional<ProfileData>* p,
+                nlohmann::json* stats) {
+  rec->Signal(SIGINT);
+  RunResult rr = rec->Wait(seconds(120));
+  ASSERT_TRUE(rr.exited_ok()) << Describe(rr);
+  std::string err;
+  *p = LoadPprof(dir / (tag + ".pb.gz"), &err);
+  ASSERT_TRUE(*p) << err;
+  *stats = nlohmann::json::parse(sb::ReadFile((dir / (tag + ".json")).string()).value());
+}
+
 class ShortLivedTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -173,22 +199,12 @@ class ShortLivedTest : public testing::Test {
 
   // `record --all` while RunMany runs; the profile and the stats.
   void RecordRuns(const std::string& tag, Tally* tally, nlohmann::json* stats) {
-    fs::path pprof = dir_ / (tag + ".pb.gz"), json = dir_ / (tag + ".json");
-    Child rec({kSwitchback, "record", "--all", "--duration", "600", "--frequency", std::to_string(kFrequency),
-               "--quiet", "--output", pprof.string(), "--stats", json.string()},
-              dir_ / (tag + ".stdout"), dir_ / (tag + ".stderr"));
-    ASSERT_TRUE(WaitAttached(rec.pid(), seconds(60))) << "switchback record never opened a perf event";
-    std::this_thread::sleep_for(seconds(2));  // its scan of the running processes ends
+    auto rec = StartRecordAll(dir_, tag);
     std::vector<ProcRun> runs = RunMany();
-    rec.Signal(SIGINT);
-    RunResult rr = rec.Wait(seconds(120));
-    ASSERT_TRUE(rr.exited_ok()) << Describe(rr);
-    std::string err;
-    auto p = LoadPprof(pprof, &err);
-    ASSERT_TRUE(p) << err;
+    std::optional<ProfileData> p;
+    ASSERT_NO_FATAL_FAILURE(StopRecord(rec.get(), dir_, tag, &p, stats));
     *tally = Expect(runs);
     Count(*p, Pids(runs), tally);
-    *stats = nlohmann::json::parse(sb::ReadFile(json.string()).value());
     tally->followed = Followed(*stats, Pids(runs));
   }
 
@@ -302,12 +318,7 @@ void ExpectOwnStacks(const ProfileData& p, const ProcRun& run, const std::string
 // The executable replaced on disk under the same path between two runs, by a rename (a new
 // inode: go build, a package upgrade): the next run's stacks are the new build's.
 TEST_F(ShortLivedTest, AnExecutableReplacedByARenameIsAnalysedAgain) {
-  fs::path pprof = dir_ / "renamed.pb.gz", json = dir_ / "renamed.json";
-  Child rec({kSwitchback, "record", "--all", "--duration", "600", "--frequency", std::to_string(kFrequency),
-             "--quiet", "--output", pprof.string(), "--stats", json.string()},
-            dir_ / "renamed.stdout", dir_ / "renamed.stderr");
-  ASSERT_TRUE(WaitAttached(rec.pid(), seconds(60)));
-  std::this_thread::sleep_for(seconds(2));
+  auto rec = StartRecordAll(dir_, "renamed");
   ProcRun a = SpawnAndWait({exe_.string(), "-cpu", "100ms"});
   std::this_thread::sleep_for(seconds(1));
   ProcRun a2 = SpawnAndWait({exe_.string(), "-cpu", "100ms"});  // from the template of this build
@@ -318,13 +329,10 @@ TEST_F(ShortLivedTest, AnExecutableReplacedByARenameIsAnalysedAgain) {
   ProcRun b = SpawnAndWait({exe_.string(), "-duration", "300ms", "-workers", "1"});
   std::this_thread::sleep_for(seconds(1));
   ProcRun b2 = SpawnAndWait({exe_.string(), "-duration", "300ms", "-workers", "1"});
-  rec.Signal(SIGINT);
-  RunResult rr = rec.Wait(seconds(120));
-  ASSERT_TRUE(rr.exited_ok()) << Describe(rr);
+  std::optional<ProfileData> p;
+  nlohmann::json stats;
+  ASSERT_NO_FATAL_FAILURE(StopRecord(rec.get(), dir_, "renamed", &p, &stats));
   ASSERT_EQ(a.status, 0);
-  std::string err;
-  auto p = LoadPprof(pprof, &err);
-  ASSERT_TRUE(p) << err;
   ExpectOwnStacks(*p, a2, "main.spin", "main.writeLoop");
   ExpectOwnStacks(*p, b, "main.writeLoop", "main.spin");
   ExpectOwnStacks(*p, b2, "main.writeLoop", "main.spin");
@@ -334,12 +342,7 @@ TEST_F(ShortLivedTest, AnExecutableReplacedByARenameIsAnalysedAgain) {
 // not made from the old build's template, and the runs of the old build, whose file now holds
 // the new program, are never shown with the new program's functions.
 TEST_F(ShortLivedTest, AnExecutableRewrittenInPlaceIsAnalysedAgain) {
-  fs::path pprof = dir_ / "rewritten.pb.gz", json = dir_ / "rewritten.json";
-  Child rec({kSwitchback, "record", "--all", "--duration", "600", "--frequency", std::to_string(kFrequency),
-             "--quiet", "--output", pprof.string(), "--stats", json.string()},
-            dir_ / "rewritten.stdout", dir_ / "rewritten.stderr");
-  ASSERT_TRUE(WaitAttached(rec.pid(), seconds(60)));
-  std::this_thread::sleep_for(seconds(2));
+  auto rec = StartRecordAll(dir_, "rewritten");
   ProcRun a = SpawnAndWait({exe_.string(), "-cpu", "100ms"});
   std::this_thread::sleep_for(seconds(1));
   ProcRun a2 = SpawnAndWait({exe_.string(), "-cpu", "100ms"});
@@ -350,14 +353,11 @@ TEST_F(ShortLivedTest, AnExecutableRewrittenInPlaceIsAnalysedAgain) {
     out << in.rdbuf();
   }
   ProcRun c = SpawnAndWait({exe_.string(), "-duration", "300ms", "-workers", "1"});
-  rec.Signal(SIGINT);
-  RunResult rr = rec.Wait(seconds(120));
-  ASSERT_TRUE(rr.exited_ok()) << Describe(rr);
+  std::optional<ProfileData> p;
+  nlohmann::json stats;
+  ASSERT_NO_FATAL_FAILURE(StopRecord(rec.get(), dir_, "rewritten", &p, &stats));
   ASSERT_EQ(a.status, 0);
   ASSERT_EQ(a2.status, 0);
-  std::string err;
-  auto p = LoadPprof(pprof, &err);
-  ASSERT_TRUE(p) << err;
   ExpectOwnStacks(*p, c, "main.writeLoop", "main.spin");
   for (const ProcRun* old : {&a, &a2}) {
     PidStacks r = StacksOf(*p, old->pid, "main.spin", "main.writeLoop");
@@ -368,24 +368,15 @@ TEST_F(ShortLivedTest, AnExecutableRewrittenInPlaceIsAnalysedAgain) {
 // The first process of a new executable exits before its analysis could end: the analysis
 // still ends, and the next process is followed from its exec.
 TEST_F(ShortLivedTest, AnalysisOutlivesTheFirstProcess) {
-  fs::path pprof = dir_ / "first.pb.gz", json = dir_ / "first.json";
-  Child rec({kSwitchback, "record", "--all", "--duration", "600", "--frequency", std::to_string(kFrequency),
-             "--quiet", "--output", pprof.string(), "--stats", json.string()},
-            dir_ / "first.stdout", dir_ / "first.stderr");
-  ASSERT_TRUE(WaitAttached(rec.pid(), seconds(60)));
-  std::this_thread::sleep_for(seconds(2));
+  auto rec = StartRecordAll(dir_, "first");
   ProcRun first = SpawnAndWait({exe_.string(), "-cpu", "0"});  // gone in a millisecond or two
   std::this_thread::sleep_for(seconds(2));
   ProcRun second = SpawnAndWait({exe_.string(), "-cpu", "50ms"});
-  rec.Signal(SIGINT);
-  RunResult rr = rec.Wait(seconds(120));
-  ASSERT_TRUE(rr.exited_ok()) << Describe(rr);
+  std::optional<ProfileData> p;
+  nlohmann::json stats;
+  ASSERT_NO_FATAL_FAILURE(StopRecord(rec.get(), dir_, "first", &p, &stats));
   ASSERT_EQ(first.status, 0);
   ASSERT_EQ(second.status, 0);
-  std::string err;
-  auto p = LoadPprof(pprof, &err);
-  ASSERT_TRUE(p) << err;
-  auto stats = nlohmann::json::parse(sb::ReadFile(json.string()).value());
   EXPECT_GE(stats.value("from_template_processes", 0), 1);
   Tally t;
   t.expected = second.cpu_s * kFrequency;
