@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <set>
+#include <thread>
 
 #include "ebpf/unwind/host_unwind.h"
 #include "recorder/process_tracker.h"
@@ -153,7 +154,10 @@ Result<RecordResult> Record(const RecordOptions& opts) {
       opts.on_status(ls);
     }
   }
-  // Drain what is still in the ring buffer.
+  // No sample after this one: the counters read below then account for every sample taken
+  // (in the profile, or lost), and nothing is left in the ring buffer after the drain.
+  sess.sampler().StopSampling();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a program still running on a CPU ends
   while (sess.Poll(0, on_sample) > 0) {
   }
   double elapsed = std::chrono::duration<double>(Clock::now() - start).count();

@@ -188,6 +188,11 @@ Status BpfSampler::Attach(int frequency_hz) {
   return Status::Ok();
 }
 
+void BpfSampler::StopSampling() {
+  for (auto* l : links_) bpf_link__destroy(l);
+  links_.clear();
+}
+
 BpfSampler::~BpfSampler() {
   // Detach first, so no program runs while the maps go away.
   for (auto* l : links_) bpf_link__destroy(l);

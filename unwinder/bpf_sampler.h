@@ -94,6 +94,10 @@ class BpfSampler {
   // Waits up to timeout_ms for data, then delivers what is there. Returns samples delivered.
   int Poll(int timeout_ms, const SampleFn& on_sample, const NewProcessFn& on_new_process);
 
+  // Detaches the sampler from the CPUs and the exec tracepoint: no sample or process event is
+  // made after it; what is in the rings is still delivered by Poll.
+  void StopSampling();
+
   sb_counters Counters() const;  // summed over CPUs
   sb_kernel_counters KernelCounters() const;  // summed over CPUs
   BpfProgramStats ProgramStats() const;
