@@ -6,8 +6,14 @@ cd "$(dirname "$0")/.."
 tools/install-deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache (when present) makes rebuilds and other checkouts of the same sources cheap.
+# Paths are made relative to the checkout and the working directory is left out of the hash
+# (ccache hashes it when compiling with -g), so another checkout of the same sources (a CI
+# clone, a worktree) hits the cache too.
 launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+fi
 # ninja 1.11 (Debian 12) compares mtimes only: a source that changes while its dependents compile
 # (a git merge or checkout during a build) leaves objects of the old source that are newer than
 # the new one, and they are never rebuilt: an object compiled against a struct's old layout,
