@@ -5,7 +5,7 @@
 // `LEAQ fn·f(SB), AX`; arm64: `ADRP`/`ADD` into R0), whose first word, in the binary's data, is
 // the function's entry. On g0 the frame just below mcall is that function, so a goroutine
 // whose sched.pc is site i is this mcall's caller only if the callee frame is in site i's
-// function (unwind_core.h sb_mcall_callee_is).
+// function (gobuf_resume.h sb_mcall_callee_is).
 #pragma once
 
 #include <cstdint>

@@ -94,7 +94,7 @@ struct sb_stack_window_buf {
   __u64 words[SB_STACK_WINDOW_BYTES / 8];
 };
 
-/* The sampler's stack window (unwind_core.h sb_read_record): per CPU, like the pcsp cache, and
+/* The sampler's stack window (memory_reads.h sb_read_record): per CPU, like the pcsp cache, and
  * valid for one walk only (the walk's win_len says how much of it is). */
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

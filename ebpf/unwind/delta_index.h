@@ -1,4 +1,4 @@
-// A binary's pcsp table as the unwind core reads it (unwind_core.h sb_lookup_sp_delta): its
+// A binary's pcsp table as the unwind core reads it (pcsp_lookup.h sb_lookup_sp_delta): its
 // runs, then a bucket index over its text. Built in userspace; header-only so that MakeProcInfo,
 // the exit probe, coredump replay and the unit tests of the core build it the same way.
 #pragma once

@@ -39,7 +39,7 @@ typedef __s64 sb_s64;
 #define SB_SPECIAL_WORDS 16
 #define SB_SPECIAL_BLOCKS (SB_SPECIAL_WORDS * 64)
 /* Plain frames the amd64 frame loop takes per iteration after a frame-pointer step
- * (unwind_core.h sb_plain_frames). */
+ * (walk_loop.h sb_plain_frames). */
 #define SB_PLAIN_BURST 4
 #define SB_MAX_RANGES 32
 /* Return sites of calls to runtime.mcall per binary (runtime's ~16 plus inlined Gosched calls). */
@@ -165,7 +165,7 @@ struct sb_range {
  * unwound with them, and each sample retries the event until it is queued (sampler.bpf.c). */
 #define SB_PI_EXEC_PENDING 0x100
 /* amd64: the frame pointer mcall's callee saves on g0 (BP at mcall's CALL) names the gobuf that
- * very mcall saved (unwind_core.h sb_mcall_link_ok). Go 1.25+ clears BP there: neither flag. */
+ * very mcall saved (gobuf_resume.h sb_mcall_link_ok). Go 1.25+ clears BP there: neither flag. */
 #define SB_PI_MCALL_LINK_BP 0x200    /* Go 1.19: mcall has no frame; that BP is gobuf.bp */
 #define SB_PI_MCALL_LINK_FRAME 0x400 /* Go 1.21-1.24: mcall's own frame record, at gobuf.sp - 16 */
 
@@ -243,7 +243,7 @@ struct sb_proc_info {
   sb_u64 special_free[SB_SPECIAL_WORDS];
   struct sb_range ranges[SB_MAX_RANGES]; /* ascending by start, disjoint (sb_classify searches) */
   /* The save points a goroutine's gobuf may hold when a crossing resumes it (the saved-pc
-   * rule, unwind_core.h sb_gobuf_resume). Runtime addresses; 0 when not found. */
+   * rule, gobuf_resume.h sb_gobuf_resume). Runtime addresses; 0 when not found. */
   sb_u64 morestack;          /* runtime.morestack: morestack saves the pc after f's call to it */
   sb_u64 morestack_noctxt;   /*   or to runtime.morestack_noctxt */
   sb_u64 sswitch_start;      /* runtime.systemstack_switch: gosave_systemstack_switch saves a pc */
@@ -388,7 +388,7 @@ struct sb_labels {
   struct sb_label l[SB_MAX_LABELS];
 };
 
-/* The stack window (unwind_core.h sb_read_record): frame records are served from one read of up
+/* The stack window (memory_reads.h sb_read_record): frame records are served from one read of up
  * to this many bytes of their page (a multiple of 8: the BPF side keeps it as words). */
 #define SB_STACK_WINDOW_BYTES 2048
 
