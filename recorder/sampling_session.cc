@@ -113,12 +113,13 @@ int SamplingSession::Poll(int timeout_ms, const unwinder::BpfSampler::SampleFn& 
 }
 
 void SamplingSession::Adopt(const sb_new_process& ev) {
-  if (const TrackedProcess* old = tracker_->Find(ev.pid); old != nullptr && !old->exited) {
+  if (const TrackedProcess* old = tracker_->Find(ev.pid); old != nullptr) {
     // Read while its execve was under way (a sample of the fork before it), and handed over
     // with this program's facts already: followed.
-    if (!old->ran_exec) return;
-    // The exec of a followed program: the old one ends first (its samples are symbolized with
-    // it), and the new one is followed once it is forgotten, as without a template.
+    if (!old->exited && !old->ran_exec) return;
+    // The pid's previous program (it ran exec, or a process that had this pid) is still here
+    // until its samples are written with it: the new one is followed once it is forgotten, as
+    // without a template, never symbolized with the old one's binary.
     sampler_->UntrackProcess(ev.pid);
     return;
   }
