@@ -199,6 +199,12 @@ TEST_P(GoVersionsTest, DemoCrossesEverySwitchAndAgreesWithRuntimePprof) {
   }
   for (const auto& [st, share] : ours) {
     if (share < std::max(kFrequentStack, kMinExpected / TotalCount(*r.oracle))) continue;
+    // A sample in the vDSO (a clock read: the scheduler's timer checks, time.now): where
+    // runtime/pprof's traceback gives up there, it records a pseudo-frame, so such a stack has
+    // no counterpart to look for; how frequent it is depends on the machine's clock source.
+    static const std::set<std::string> kVdsoCallers = {"runtime.nanotime", "runtime.nanotime1", "runtime.walltime",
+                                                       "time.now"};
+    if (!st.empty() && kVdsoCallers.count(st.back())) continue;
     ++frequent_ours;
     EXPECT_TRUE(found_in(st, theirs, false))
         << "switchback stack (" << 100 * share << "%) missing from runtime/pprof's profile:\n  " << Join(st);
